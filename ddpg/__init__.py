@@ -1,0 +1,26 @@
+"""ddpg: Deep Deterministic Policy Gradient on MXNet symbolic executors.
+
+A Python 3 library of the Apache MXNet DDPG example: ``from ddpg import DDPG``.
+"""
+import os
+
+# MXNet's MKLDNN subgraph backend fuses layers of executors bound for inference and caches
+# their weights on the first forward pass. DDPG updates the target networks and the acting
+# policy in place, so cached weights silently give stale outputs (our NumPy update test
+# caught it). The variable is read at bind time, so setting it here also covers users who
+# imported mxnet first.
+os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
+os.environ.setdefault("MXNET_SUBGRAPH_VERBOSE", "0")  # read when libmxnet loads
+
+try:
+    import mxnet  # noqa: F401  (imported first to give a clear message when missing)
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "ddpg needs MXNet 1.9: install the CPU wheel with `pip install mxnet==1.9.1` (or "
+        "`pip install .[cpu]`), or for CUDA 11.2 GPUs `pip install mxnet-cu112==1.9.1` "
+        "(`pip install .[gpu]`). MXNet 1.9 needs numpy<1.24. (%s)" % (error,))
+
+from ddpg.version import __version__  # noqa: E402
+from ddpg.ddpg import DDPG  # noqa: E402
+
+__all__ = ["DDPG", "__version__"]

@@ -1,0 +1,399 @@
+"""Deep Deterministic Policy Gradient with MXNet symbolic executors.
+
+The design is the Apache MXNet example's: the Q-function and the policy each own a bound
+executor; ``policy_executor`` is the Q network's graph under the policy loss ``-mean(Q)``, bound
+on the Q-function's own argument arrays *and gradient arrays*, so its backward pass leaves
+dLoss/dact in the Q-function's ``act`` gradient, which then drives the policy's backward pass.
+Because the two executors share gradient memory, the order of one update is fixed: the Q
+update must finish with its own gradients before the policy executor overwrites them.
+"""
+import copy
+import sys
+import time
+
+import numpy as np
+import pyprind
+
+import mxnet as mx
+
+from ddpg import logger
+from ddpg.context import resolve_ctx
+from ddpg.envs import is_box_space, seed_env
+from ddpg.replay_mem import ReplayMem
+from ddpg.utils import discount_return, sample_rewards
+
+
+class DDPG(object):
+    """The DDPG algorithm (Lillicrap et al., 2015) as in the MXNet example.
+
+    The arguments up to ``seed`` are the original's, with its defaults, except ``ctx``: ``None``
+    picks ``mx.gpu(0)`` when MXNet sees a GPU and ``mx.cpu()`` otherwise. The keyword arguments
+    after ``seed`` are additions (see the README's "Differences from the MXNet example"):
+
+    eval_env: environment for evaluation rollouts; by default a clone of ``env``, so that
+        evaluating never disturbs the training episode.
+    eval_interval: evaluate every this many epochs (and always at the last epoch); ``None``
+        evaluates at the last epoch only, as the original.
+    bootstrap_truncated: a transition cut by a time limit (``max_path_length`` or the
+        environment's ``TimeLimit.truncated``) is stored as non-terminal, so its target
+        bootstraps from s'. ``False`` gives the original's behaviour (dropped, or terminal).
+    progress_bar: show pyprind's progress bar over each epoch.
+    """
+
+    def __init__(self, env, policy, qfunc, strategy, ctx=None, batch_size=32, n_epochs=1000,
+                 epoch_length=1000, memory_size=1000000, memory_start_size=1000,
+                 discount=0.99, max_path_length=1000, eval_samples=10000,
+                 qfunc_updater="adam", qfunc_lr=1e-4, policy_updater="adam", policy_lr=1e-4,
+                 soft_target_tau=1e-3, n_updates_per_sample=1, include_horizon_terminal=False,
+                 seed=12345, eval_env=None, eval_interval=1, bootstrap_truncated=True,
+                 progress_bar=True):
+        _check_env(env)
+        mx.random.seed(seed)
+        np.random.seed(seed)
+        self.env = env
+        self.ctx = resolve_ctx(ctx)
+        self.policy = policy
+        self.qfunc = qfunc
+        self.strategy = strategy
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.epoch_length = epoch_length
+        self.memory_size = memory_size
+        self.memory_start_size = memory_start_size
+        self.discount = discount
+        self.max_path_length = max_path_length
+        self.eval_samples = eval_samples
+        self.qfunc_updater = qfunc_updater
+        self.qfunc_lr = qfunc_lr
+        self.policy_updater = policy_updater
+        self.policy_lr = policy_lr
+        self.soft_target_tau = soft_target_tau
+        self.n_updates_per_sample = n_updates_per_sample
+        self.include_horizon_terminal = include_horizon_terminal
+        self.seed = seed
+        self.eval_interval = eval_interval
+        self.bootstrap_truncated = bootstrap_truncated
+        self.progress_bar = progress_bar
+        self._check_hyperparameters()
+
+        # The original never seeded its environment; the evaluation copy gets its own seed
+        # so that its episodes differ from the training ones.
+        self.eval_env = _make_eval_env(env, eval_env)
+        seed_env(self.env, seed)
+        seed_env(self.eval_env, seed + 1)
+
+        self.init_net()
+
+        # logging
+        self.qfunc_loss_averages = []
+        self.policy_loss_averages = []
+        self.q_averages = []
+        self.y_averages = []
+        self.strategy_path_returns = []
+
+    def _check_hyperparameters(self):
+        positive_ints = ("batch_size", "n_epochs", "epoch_length", "memory_size",
+                         "max_path_length", "n_updates_per_sample")
+        for name in positive_ints:
+            value = getattr(self, name)
+            if isinstance(value, bool) or int(value) != value or value <= 0:
+                raise ValueError("%s must be a positive integer, got %r" % (name, value))
+        for name in ("memory_start_size", "eval_samples"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or int(value) != value or value < 0:
+                raise ValueError("%s must be a non-negative integer, got %r" % (name, value))
+        if self.batch_size > self.memory_size:
+            raise ValueError("batch_size (%d) must not exceed memory_size (%d)"
+                             % (self.batch_size, self.memory_size))
+        if not 0.0 <= self.discount <= 1.0:
+            raise ValueError("discount must be in [0, 1], got %r" % (self.discount,))
+        if not 0.0 < self.soft_target_tau <= 1.0:
+            raise ValueError("soft_target_tau must be in (0, 1], got %r"
+                             % (self.soft_target_tau,))
+        for name in ("qfunc_lr", "policy_lr"):
+            if not getattr(self, name) > 0:
+                raise ValueError("%s must be positive, got %r" % (name, getattr(self, name)))
+        for name in ("qfunc_updater", "policy_updater"):
+            optimizer_name = getattr(self, name)
+            if str(optimizer_name).lower() not in mx.optimizer.Optimizer.opt_registry:
+                raise ValueError("%s=%r is not an MXNet optimizer; known: %s" % (
+                    name, optimizer_name, ", ".join(sorted(mx.optimizer.Optimizer.opt_registry))))
+        if self.eval_interval is not None and (int(self.eval_interval) != self.eval_interval
+                                               or self.eval_interval <= 0):
+            raise ValueError("eval_interval must be a positive integer or None (last epoch "
+                             "only), got %r" % (self.eval_interval,))
+
+    def init_net(self):
+        """Bind the four executors and the policy executor, as the original."""
+        # qfunc init
+        qfunc_init = mx.initializer.Normal()
+        loss_symbols = self.qfunc.get_loss_symbols()
+        qval_sym = loss_symbols["qval"]
+        yval_sym = loss_symbols["yval"]
+        # define loss here
+        loss = 1.0 / self.batch_size * mx.symbol.sum(mx.symbol.square(qval_sym - yval_sym))
+        qfunc_loss = loss
+        qfunc_updater = mx.optimizer.get_updater(
+            mx.optimizer.create(self.qfunc_updater, learning_rate=self.qfunc_lr))
+        self.qfunc_input_shapes = {
+            "obs": (self.batch_size, self.env.observation_space.flat_dim),
+            "act": (self.batch_size, self.env.action_space.flat_dim),
+            "yval": (self.batch_size, 1)}
+        self.qfunc.define_loss(qfunc_loss)
+        self.qfunc.define_exe(ctx=self.ctx, init=qfunc_init, updater=qfunc_updater,
+                              input_shapes=self.qfunc_input_shapes)
+
+        # qfunc_target init: parameters are not shared but initialised the same
+        qfunc_target_shapes = {
+            "obs": (self.batch_size, self.env.observation_space.flat_dim),
+            "act": (self.batch_size, self.env.action_space.flat_dim)}
+        self.qfunc_target = qval_sym.simple_bind(ctx=self.ctx, grad_req="null",
+                                                 **qfunc_target_shapes)
+        for name, arr in self.qfunc_target.arg_dict.items():
+            if name not in self.qfunc_input_shapes:
+                self.qfunc.arg_dict[name].copyto(arr)
+
+        # policy init
+        policy_init = mx.initializer.Normal()
+        loss_symbols = self.policy.get_loss_symbols()
+        act_sym = loss_symbols["act"]
+        policy_qval = qval_sym
+        # note the negative one here: the loss maximises the average return
+        loss = -1.0 / self.batch_size * mx.symbol.sum(policy_qval)
+        policy_loss = mx.symbol.MakeLoss(loss, name="policy_loss")
+        policy_updater = mx.optimizer.get_updater(
+            mx.optimizer.create(self.policy_updater, learning_rate=self.policy_lr))
+        self.policy_input_shapes = {
+            "obs": (self.batch_size, self.env.observation_space.flat_dim)}
+        self.policy.define_exe(ctx=self.ctx, init=policy_init, updater=policy_updater,
+                               input_shapes=self.policy_input_shapes)
+
+        # The policy network and the Q network are combined to backpropagate the policy
+        # loss: policy_executor runs the Q graph on the Q-function's own argument arrays and
+        # writes into the Q-function's gradient arrays. yval is not part of this loss.
+        args = {name: arr for name, arr in self.qfunc.arg_dict.items() if name != "yval"}
+        args_grad = {}
+        policy_grad_dict = dict(zip(self.qfunc.loss.list_arguments(),
+                                    self.qfunc.exe.grad_arrays))
+        for name, arr in policy_grad_dict.items():
+            if name != "yval" and arr is not None:
+                args_grad[name] = arr
+        grad_req = {name: ("write" if name in args_grad else "null")
+                    for name in policy_loss.list_arguments()}
+        self.policy_executor = policy_loss.bind(ctx=self.ctx, args=args, args_grad=args_grad,
+                                                grad_req=grad_req)
+        self.policy_executor_arg_dict = self.policy_executor.arg_dict
+        self.policy_executor_grad_dict = dict(zip(policy_loss.list_arguments(),
+                                                  self.policy_executor.grad_arrays))
+
+        # policy_target init: only produces actions; parameters copied, not shared
+        self.policy_target = act_sym.simple_bind(ctx=self.ctx, grad_req="null",
+                                                 **self.policy_input_shapes)
+        for name, arr in self.policy_target.arg_dict.items():
+            if name not in self.policy_input_shapes:
+                self.policy.arg_dict[name].copyto(arr)
+
+    def train(self):
+        """Run ``n_epochs`` epochs of ``epoch_length`` environment steps each."""
+        memory = ReplayMem(obs_dim=self.env.observation_space.flat_dim,
+                           act_dim=self.env.action_space.flat_dim,
+                           memory_size=self.memory_size)
+        self.memory = memory
+        action_shape = tuple(self.env.action_space.shape)
+        itr = 0
+        total_env_steps = 0
+        path_length = 0
+        path_return = 0
+        end = False
+        start_time = time.time()
+        obs = self.env.reset()
+        for epoch in range(self.n_epochs):
+            logger.push_prefix("epoch #%d | " % epoch)
+            logger.log("Training started")
+            steps = range(self.epoch_length)
+            if self.progress_bar:
+                # an explicit stream: pyprind otherwise prints nothing but a warning
+                # when stdout is not a terminal
+                steps = pyprind.prog_bar(steps, stream=sys.stderr)
+            for epoch_itr in steps:
+                # run the policy
+                if end:
+                    # reset the environment and strategy when an episode ends
+                    obs = self.env.reset()
+                    self.strategy.reset()
+                    self.strategy_path_returns.append(path_return)
+                    path_length = 0
+                    path_return = 0
+                # note action is sampled from the policy not the target policy
+                act = np.reshape(self.strategy.get_action(obs, self.policy), -1)
+                nxt, rwd, end, info = self.env.step(np.reshape(act, action_shape))
+                path_length += 1
+                path_return += rwd
+                total_env_steps += 1
+                self._store(memory, obs, act, rwd, end, info, nxt, path_length)
+                if not end and path_length >= self.max_path_length:
+                    end = True
+                obs = nxt
+
+                if memory.size >= self.memory_start_size:
+                    for update_time in range(self.n_updates_per_sample):
+                        batch = memory.get_batch(self.batch_size)
+                        self.do_update(itr, batch)
+                        itr += 1
+            logger.log("Training finished")
+            self.evaluate(epoch, memory)
+            logger.record_tabular("TotalEnvSteps", total_env_steps)
+            logger.record_tabular("NumUpdates", itr)
+            logger.record_tabular("Time", time.time() - start_time)
+            logger.dump_tabular(with_prefix=False)
+            logger.pop_prefix()
+
+    def _store(self, memory, obs, act, rwd, end, info, nxt, path_length):
+        """Add one transition to the memory, deciding whether its target may bootstrap.
+
+        A time-limit cut (``max_path_length`` here, or the environment's own time limit) is
+        not a terminal state. The original dropped the cut transition (or stored it as
+        terminal with ``include_horizon_terminal``) and stored the environment's time-limit
+        ends as terminal; with ``bootstrap_truncated`` they bootstrap from s' instead.
+        """
+        horizon_cut = not end and path_length >= self.max_path_length
+        env_truncated = bool(end and info and info.get("TimeLimit.truncated", False))
+        if not (horizon_cut or env_truncated):
+            memory.add_sample(obs, act, rwd, end, nxt)
+        elif self.include_horizon_terminal:
+            memory.add_sample(obs, act, rwd, True, nxt)
+        elif self.bootstrap_truncated:
+            memory.add_sample(obs, act, rwd, False, nxt)
+        elif env_truncated:
+            memory.add_sample(obs, act, rwd, True, nxt)
+        # else: the original drops a transition cut at max_path_length
+
+    def do_update(self, itr, batch):
+        """One DDPG update, in the original's order (see SPEC section 1)."""
+        obss, acts, rwds, ends, nxts = batch
+        # 1. target actions for s', and the current policy's actions for s (before updating)
+        self.policy_target.arg_dict["obs"][:] = nxts
+        self.policy_target.forward(is_train=False)
+        next_acts = self.policy_target.outputs[0]
+        policy_acts = self.policy.get_actions(obss)
+
+        # 2. y = r + (1 - end) * discount * Q'(s', mu'(s'))
+        self.qfunc_target.arg_dict["obs"][:] = nxts
+        self.qfunc_target.arg_dict["act"][:] = next_acts
+        self.qfunc_target.forward(is_train=False)
+        next_qvals = self.qfunc_target.outputs[0].asnumpy()
+        # executor accepts 2D tensors
+        rwds = rwds.reshape((-1, 1))
+        ends = ends.reshape((-1, 1))
+        ys = rwds + (1.0 - ends) * self.discount * next_qvals
+
+        # 3. Q update. Since policy_executor shares the grad arrays with qfunc, the update
+        # order cannot be changed.
+        self.qfunc.update_params(obss, acts, ys)
+        # in update values all computed: no need to recompute qfunc_loss and qvals
+        qfunc_loss = self.qfunc.exe.outputs[0].asnumpy()
+        qvals = self.qfunc.exe.outputs[1].asnumpy()
+
+        # 4. dLoss/dact of the policy loss through the *updated* Q
+        self.policy_executor.arg_dict["obs"][:] = obss
+        self.policy_executor.arg_dict["act"][:] = policy_acts
+        self.policy_executor.forward(is_train=True)
+        policy_loss = self.policy_executor.outputs[0].asnumpy()
+        self.policy_executor.backward()
+
+        # 5. policy update from that gradient
+        self.policy.update_params(self.policy_executor_grad_dict["act"])
+
+        # 6. soft update of the target networks
+        tau = self.soft_target_tau
+        for name, arr in self.policy_target.arg_dict.items():
+            if name not in self.policy_input_shapes:
+                arr[:] = (1.0 - tau) * arr[:] + tau * self.policy.arg_dict[name][:]
+        for name, arr in self.qfunc_target.arg_dict.items():
+            if name not in self.qfunc_input_shapes:
+                arr[:] = (1.0 - tau) * arr[:] + tau * self.qfunc.arg_dict[name][:]
+
+        self.qfunc_loss_averages.append(qfunc_loss)
+        self.policy_loss_averages.append(policy_loss)
+        self.q_averages.append(qvals)
+        self.y_averages.append(ys)
+
+    def _evaluation_due(self, epoch):
+        if epoch == self.n_epochs - 1:
+            return True
+        return self.eval_interval is not None and (epoch + 1) % self.eval_interval == 0
+
+    def evaluate(self, epoch, memory):
+        """Record this epoch's tabular statistics, running evaluation rollouts when due.
+
+        Evaluation runs the deterministic policy on ``eval_env`` for whole rollouts totalling
+        ``eval_samples`` environment steps. Statistics that do not exist yet (no update before
+        the memory warms up, no evaluation this epoch) are left out of the row; the logger
+        leaves their cells empty so every row of progress.csv has the same columns.
+        """
+        logger.record_tabular("Epoch", epoch)
+        if self._evaluation_due(epoch):
+            logger.log("Collecting samples for evaluation")
+            rewards = sample_rewards(env=self.eval_env, policy=self.policy,
+                                     eval_samples=self.eval_samples,
+                                     max_path_length=self.max_path_length)
+            average_discounted_return = np.mean(
+                [discount_return(reward, self.discount) for reward in rewards])
+            returns = [np.sum(reward) for reward in rewards]
+            logger.record_tabular("AverageReturn", np.mean(returns))
+            logger.record_tabular("StdReturn", np.std(returns))
+            logger.record_tabular("MaxReturn", np.max(returns))
+            logger.record_tabular("MinReturn", np.min(returns))
+            logger.record_tabular("AverageDiscountedReturn", average_discounted_return)
+        if len(self.strategy_path_returns) > 0:
+            logger.record_tabular("AverageEsReturn", np.mean(self.strategy_path_returns))
+            logger.record_tabular("StdEsReturn", np.std(self.strategy_path_returns))
+            logger.record_tabular("MaxEsReturn", np.max(self.strategy_path_returns))
+            logger.record_tabular("MinEsReturn", np.min(self.strategy_path_returns))
+        if len(self.qfunc_loss_averages) > 0:
+            all_qs = np.concatenate(self.q_averages)
+            all_ys = np.concatenate(self.y_averages)
+            logger.record_tabular("AverageQLoss", np.mean(self.qfunc_loss_averages))
+            logger.record_tabular("AveragePolicyLoss", np.mean(self.policy_loss_averages))
+            logger.record_tabular("AverageQ", np.mean(all_qs))
+            logger.record_tabular("AverageAbsQ", np.mean(np.abs(all_qs)))
+            logger.record_tabular("AverageY", np.mean(all_ys))
+            logger.record_tabular("AverageAbsY", np.mean(np.abs(all_ys)))
+            logger.record_tabular("AverageAbsQYDiff", np.mean(np.abs(all_qs - all_ys)))
+        self.qfunc_loss_averages = []
+        self.policy_loss_averages = []
+        self.q_averages = []
+        self.y_averages = []
+        self.strategy_path_returns = []
+
+
+def _check_env(env):
+    """DDPG needs flat, continuous spaces with finite action bounds: say so clearly."""
+    for attr in ("observation_space", "action_space", "reset", "step"):
+        if not hasattr(env, attr):
+            raise ValueError("env must follow the rllab interface (observation_space, "
+                             "action_space, reset(), step()); %r has no %r. Wrap gym or "
+                             "gymnasium environments with ddpg.envs.GymEnv." % (env, attr))
+    if not is_box_space(env.action_space):
+        raise ValueError("DDPG needs a continuous (Box) action space; the environment has %r"
+                         % (env.action_space,))
+    low, high = env.action_space.bounds
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        raise ValueError("DDPG needs finite action bounds; the environment's action space "
+                         "is %r" % (env.action_space,))
+    if not is_box_space(env.observation_space):
+        raise ValueError("DDPG needs a flat Box observation space; the environment has %r"
+                         % (env.observation_space,))
+
+
+def _make_eval_env(env, eval_env):
+    """A separate environment for evaluation rollouts (the original reused the training one)."""
+    if eval_env is not None:
+        return eval_env
+    if callable(getattr(env, "clone", None)):
+        return env.clone()
+    try:
+        return copy.deepcopy(env)
+    except Exception as error:  # pylint: disable=broad-except
+        raise ValueError("could not copy the environment to evaluate on (%s); pass "
+                         "eval_env=... to DDPG" % (error,))

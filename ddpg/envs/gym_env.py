@@ -1,0 +1,215 @@
+"""``GymEnv``: a gymnasium (or gym 0.26) environment behind the rllab interface.
+
+The adapter does three things DDPG depends on:
+
+* It folds gymnasium's ``terminated``/``truncated`` pair into rllab's single ``done`` while keeping
+  the distinction in ``info["TimeLimit.truncated"]``: a time-limit cut must still bootstrap from
+  s' (bug 5 of the original example).
+* It refuses, with a message naming the space, anything DDPG cannot handle: a discrete or
+  otherwise non-Box action space, a non-Box observation space, or actions with infinite bounds
+  (the tanh policy is rescaled into the bounds, so they must be finite).
+* It makes seeding and cloning explicit so training and evaluation can use separate, reproducible
+  environments.
+
+``gym`` (0.26) is optional: it is never imported here; a gym environment is recognised through the
+already-imported ``gym`` module of the caller.
+"""
+
+import copy
+import sys
+
+import gymnasium
+import numpy as np
+
+from .base import Env, Step
+from .spaces import Box
+
+
+def _gym_module():
+    """The legacy ``gym`` package if the caller has imported it, else None."""
+    return sys.modules.get("gym")
+
+
+def library_of(env):
+    """The module (``gymnasium`` or ``gym``) an environment instance belongs to, or None."""
+    if isinstance(env, gymnasium.Env):
+        return gymnasium
+    gym = _gym_module()
+    if gym is not None and isinstance(env, gym.Env):
+        return gym
+    return None
+
+
+def is_gym_env(env):
+    """Whether ``env`` is a gymnasium or gym 0.26 environment (which needs ``GymEnv``)."""
+    return library_of(env) is not None
+
+
+def _is_library_box(space):
+    if isinstance(space, gymnasium.spaces.Box):
+        return True
+    gym = _gym_module()
+    return gym is not None and isinstance(space, gym.spaces.Box)
+
+
+def _wrapper_chain(env):
+    """Types of the wrappers around an env, outermost first: tells whether a remake matches."""
+    wrapper_type = library_of(env).Wrapper
+    chain = []
+    while isinstance(env, wrapper_type):
+        chain.append(type(env))
+        env = env.env
+    chain.append(type(env))
+    return chain
+
+
+def _fresh_copy(env):
+    """An independent copy of a live environment instance.
+
+    Remaking from the registered spec gives a clean environment (deepcopy would also copy its
+    pygame window, open files, ...), but only if the remake has the same wrapper stack: a user's own
+    wrappers are not always recorded in the spec.  Otherwise fall back to ``copy.deepcopy``.
+    """
+    spec = getattr(env, "spec", None)
+    library = library_of(env)
+    wrappers = getattr(spec, "additional_wrappers", ())
+    remakeable = (library is not None and getattr(spec, "id", None)
+                  and all(w.kwargs is not None for w in wrappers))
+    if remakeable:
+        fresh = library.make(spec)
+        if _wrapper_chain(fresh) == _wrapper_chain(env):
+            return fresh
+        fresh.close()
+    return copy.deepcopy(env)
+
+
+def _wrap_record_video(env, record_video):
+    """Wrap ``env`` in its library's ``RecordVideo``; ``record_video`` is a folder or True."""
+    folder = "videos" if record_video is True else str(record_video)
+    library = library_of(env)
+    return library.wrappers.RecordVideo(env, folder)
+
+
+class GymEnv(Env):
+    """rllab-interface adapter around a gymnasium or gym 0.26 environment.
+
+    ``GymEnv("Pendulum-v1", **make_kwargs)`` makes the environment with ``gymnasium.make``;
+    ``GymEnv(env)`` wraps an existing instance.  ``record_video`` (True or a folder) wraps it in the
+    library's ``RecordVideo`` (an id is then made with ``render_mode="rgb_array"``; moviepy must be
+    installed).  Observations are returned exactly as the wrapped environment gives them.
+    """
+
+    def __init__(self, env_or_id, record_video=False, **make_kwargs):
+        self._make_kwargs = dict(make_kwargs)
+        if isinstance(env_or_id, str):
+            if record_video:
+                make_kwargs.setdefault("render_mode", "rgb_array")
+            base_env = gymnasium.make(env_or_id, **make_kwargs)
+            self.env_id = env_or_id
+            self._made_from_id = True
+        else:
+            if make_kwargs:
+                raise TypeError("make keyword arguments %s only apply when GymEnv is given an id"
+                                % sorted(make_kwargs))
+            if library_of(env_or_id) is None:
+                raise TypeError("GymEnv wraps gymnasium or gym>=0.26 environments, got %r; "
+                                "rllab-style environments need no wrapper" % (env_or_id,))
+            base_env = env_or_id
+            self.env_id = getattr(getattr(base_env, "spec", None), "id", None)
+            self._made_from_id = False
+        self._base_env = base_env
+        self.env = _wrap_record_video(base_env, record_video) if record_video else base_env
+        self._action_space = self._checked_action_space()
+        self._observation_space = self._checked_observation_space()
+        self._pending_seed = None
+        self.last_reset_info = {}
+
+    def _name(self):
+        return self.env_id or type(self.env.unwrapped).__name__
+
+    def _checked_action_space(self):
+        space = self.env.action_space
+        if not _is_library_box(space):
+            raise ValueError("DDPG needs a continuous (Box) action space; %s has %r"
+                             % (self._name(), space))
+        if not np.issubdtype(np.dtype(space.dtype), np.floating):
+            raise ValueError("DDPG needs a continuous (Box) action space; %s has an integer %r"
+                             % (self._name(), space))
+        box = Box(space.low, space.high)
+        if not (np.isfinite(box.low).all() and np.isfinite(box.high).all()):
+            raise ValueError("DDPG needs finite action bounds (its tanh policy is rescaled into "
+                             "them); %s has %r" % (self._name(), space))
+        return box
+
+    def _checked_observation_space(self):
+        space = self.env.observation_space
+        if not _is_library_box(space):
+            raise ValueError("DDPG needs a Box observation space; %s has %r"
+                             % (self._name(), space))
+        return Box(space.low, space.high)
+
+    @property
+    def observation_space(self):
+        return self._observation_space
+
+    @property
+    def action_space(self):
+        return self._action_space
+
+    @property
+    def horizon(self):
+        spec = getattr(self.env, "spec", None)
+        return getattr(spec, "max_episode_steps", None)
+
+    @property
+    def unwrapped_env(self):
+        """The gymnasium/gym environment this adapter drives (with its own wrappers)."""
+        return self.env
+
+    def seed(self, seed):
+        """Seed the next ``reset()`` (once, as gymnasium intends) and the action space."""
+        self._pending_seed = seed
+        self.env.action_space.seed(seed)
+
+    def reset(self):
+        if self._pending_seed is None:
+            observation, info = self.env.reset()
+        else:
+            observation, info = self.env.reset(seed=self._pending_seed)
+            self._pending_seed = None
+        self.last_reset_info = info
+        return observation
+
+    def step(self, action):
+        space = self.env.action_space
+        action = np.asarray(action)
+        if action.size != self._action_space.flat_dim:
+            raise ValueError("%s expects %d action values, got an array of shape %s"
+                             % (self._name(), self._action_space.flat_dim, action.shape))
+        action = action.reshape(space.shape).astype(space.dtype)
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        terminated, truncated = bool(terminated), bool(truncated)
+        info = dict(info)
+        info["terminated"] = terminated
+        info["truncated"] = truncated
+        info["TimeLimit.truncated"] = truncated and not terminated
+        return Step(observation, float(reward), terminated or truncated, info)
+
+    def render(self):
+        return self.env.render()
+
+    def terminate(self):
+        self.env.close()
+
+    def clone(self):
+        """A fresh, independent environment of the same kind (e.g. for evaluation).
+
+        Made again from the id and make-kwargs when possible, so nothing (RNG, episode, video
+        recorder) is shared; a clone never records video.
+        """
+        if self._made_from_id:
+            return GymEnv(self.env_id, **self._make_kwargs)
+        return GymEnv(_fresh_copy(self._base_env))
+
+    def __repr__(self):
+        return "GymEnv(%s)" % (self._name(),)

@@ -1,0 +1,126 @@
+"""Network definitions and rollout helpers of the original example's ``utils.py``.
+
+The symbol and parameter names built here (``qfunc_fc1_weight``, ``policy_fc3_bias``,
+``qunfc_concat``, ...) are part of the public surface: checkpoints, users' code and the tests
+refer to them, so the default layouts reproduce the original exactly.
+"""
+import numpy as np
+
+import mxnet as mx
+
+SEED = 12345
+
+#: The original's layouts: Q is 32-32 on the observation, then the action joins, then 32.
+DEFAULT_QFUNC_HIDDEN_SIZES = (32, 32, 32)
+DEFAULT_QFUNC_ACTION_MERGE_LAYER = 2
+#: The original policy is 32-32 with a tanh output.
+DEFAULT_POLICY_HIDDEN_SIZES = (32, 32)
+
+
+def _check_hidden_sizes(hidden_sizes, what):
+    sizes = tuple(int(h) for h in hidden_sizes)
+    if not sizes or any(h <= 0 for h in sizes):
+        raise ValueError("%s must be a non-empty sequence of positive layer sizes, got %r"
+                         % (what, hidden_sizes))
+    return sizes
+
+
+def define_qfunc(obs, act, hidden_sizes=DEFAULT_QFUNC_HIDDEN_SIZES,
+                 action_merge_layer=DEFAULT_QFUNC_ACTION_MERGE_LAYER):
+    """Q(s, a) as an MXNet symbol.
+
+    The observation goes through the first ``action_merge_layer`` hidden layers alone; the
+    action is then concatenated (``qunfc_concat``, the original's spelling) and the remaining
+    hidden layers follow, ending in the linear ``qfunc_qval`` unit. With the defaults this is
+    the original's ``fc1(32) relu fc2(32) relu concat(act) fc3(32) relu qval``.
+    """
+    sizes = _check_hidden_sizes(hidden_sizes, "qfunc hidden_sizes")
+    if not 0 <= int(action_merge_layer) <= len(sizes):
+        raise ValueError("action_merge_layer must be between 0 and %d (the number of hidden "
+                         "layers), got %r" % (len(sizes), action_merge_layer))
+    net = obs
+    for i, size in enumerate(sizes, start=1):
+        if i == action_merge_layer + 1:
+            net = mx.symbol.Concat(net, act, name="qunfc_concat")
+        net = mx.symbol.FullyConnected(data=net, name="qfunc_fc%d" % i, num_hidden=size)
+        net = mx.symbol.Activation(data=net, name="qfunc_relu%d" % i, act_type="relu")
+    if action_merge_layer == len(sizes):
+        net = mx.symbol.Concat(net, act, name="qunfc_concat")
+    qval = mx.symbol.FullyConnected(data=net, name="qfunc_qval", num_hidden=1)
+    return qval
+
+
+def define_policy(obs, action_dim, hidden_sizes=DEFAULT_POLICY_HIDDEN_SIZES):
+    """The deterministic policy mu(s) as an MXNet symbol, tanh-squashed to [-1, 1].
+
+    Layers ``policy_fc1``, ``policy_relu1``, ..., a linear ``policy_fc{n+1}`` of
+    ``action_dim`` units and the tanh output named ``act``.
+    """
+    sizes = _check_hidden_sizes(hidden_sizes, "policy hidden_sizes")
+    net = obs
+    for i, size in enumerate(sizes, start=1):
+        net = mx.symbol.FullyConnected(data=net, name="policy_fc%d" % i, num_hidden=size)
+        net = mx.symbol.Activation(data=net, name="policy_relu%d" % i, act_type="relu")
+    net = mx.symbol.FullyConnected(data=net, name="policy_fc%d" % (len(sizes) + 1),
+                                   num_hidden=int(action_dim))
+    action = mx.symbol.Activation(data=net, name="act", act_type="tanh")
+    return action
+
+
+def discount_return(x, discount):
+    """sum_t discount^t * x[t]: the discounted return of one path's rewards."""
+    rewards = np.asarray(x, dtype=np.float64)
+    return float(np.sum(rewards * discount ** np.arange(len(rewards))))
+
+
+def _env_action(env, action):
+    """Reshape a flat action to the action space's shape (the original passed (1, act_dim))."""
+    return np.reshape(action, env.action_space.shape)
+
+
+def rollout(env, agent, max_path_length=np.inf, animated=False):
+    """Run one episode with ``agent.get_action(obs)`` and return it as an rllab path dict.
+
+    The path ends when the environment says done or after ``max_path_length`` steps. Returns
+    ``dict(observations, actions, rewards, terminated, truncated)``; ``terminated`` is True
+    only for a true terminal state (not for a time limit), so callers can bootstrap correctly.
+    """
+    observations, actions, rewards = [], [], []
+    obs = env.reset()
+    terminated = truncated = False
+    if animated:
+        env.render()
+    while len(rewards) < max_path_length:
+        action = np.asarray(agent.get_action(obs)).reshape(-1)
+        next_obs, reward, done, info = env.step(_env_action(env, action))
+        observations.append(env.observation_space.flatten(obs))
+        actions.append(action)
+        rewards.append(reward)
+        obs = next_obs
+        if animated:
+            env.render()
+        if done:
+            truncated = bool(info.get("TimeLimit.truncated", False)) if info else False
+            terminated = not truncated
+            break
+    else:
+        truncated = True
+    return dict(observations=np.array(observations), actions=np.array(actions),
+                rewards=np.array(rewards, dtype=np.float64), terminated=terminated,
+                truncated=truncated)
+
+
+def sample_rewards(env, policy, eval_samples, max_path_length):
+    """Reward sequences of whole deterministic rollouts totalling at least ``eval_samples`` steps.
+
+    As in rllab, ``eval_samples`` counts environment steps, not rollouts (the original example
+    ran ``eval_samples`` rollouts: 10,000 episodes of up to 1,000 steps). At least one rollout
+    is always run.
+    """
+    rewards = []
+    n_steps = 0
+    while n_steps < eval_samples or not rewards:
+        path = rollout(env, policy, max_path_length=max_path_length)
+        rewards.append(path["rewards"])
+        n_steps += len(path["rewards"])
+    return rewards

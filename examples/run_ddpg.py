@@ -1,0 +1,151 @@
+#!/usr/bin/env python
+"""Train DDPG from the command line.
+
+With no arguments this is the MXNet example's ``run.py``: ``normalize(CartpoleEnv())``, the
+original 32-unit networks, ``max_path_length=100``, ``epoch_length=1000``,
+``memory_start_size=10000``, 1000 epochs, ``qfunc_lr=1e-3``, ``policy_lr=1e-4``, seed 12345.
+Every hyperparameter can be overridden; ``--env`` takes ``cartpole`` or any gymnasium id.
+
+    python examples/run_ddpg.py --n-epochs 20 --log-dir runs/cartpole
+    python examples/run_ddpg.py --env Pendulum-v1 --n-epochs 20 --memory-start-size 1000
+"""
+import argparse
+import json
+import os
+import sys
+
+# Run from a checkout without installing: make the repository's ddpg importable.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+
+from ddpg import DDPG, logger  # noqa: E402
+from ddpg.envs import CartpoleEnv, GymEnv, normalize  # noqa: E402
+from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
+from ddpg.qfuncs import ContinuousMLPQ  # noqa: E402
+from ddpg.strategies import OUStrategy  # noqa: E402
+
+#: max_path_length of the original run.py, used for the cart-pole.
+CARTPOLE_MAX_PATH_LENGTH = 100
+#: Used when a gymnasium environment declares no time limit of its own.
+FALLBACK_MAX_PATH_LENGTH = 1000
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        description="Train DDPG (MXNet symbolic executors). Defaults reproduce the MXNet "
+                    "example's run.py on the cart-pole.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    env = parser.add_argument_group("environment")
+    env.add_argument("--env", default="cartpole",
+                     help="'cartpole' (our port of rllab's cart-pole) or a gymnasium id, "
+                          "e.g. Pendulum-v1, HalfCheetah-v5")
+    env.add_argument("--no-reset-quirk", action="store_true",
+                     help="cart-pole only: turn off the Box2D first-step reset quirk")
+    env.add_argument("--scale-reward", type=float, default=1.0,
+                     help="normalize()'s reward scale")
+    env.add_argument("--normalize-obs", action="store_true",
+                     help="normalize()'s running observation normalisation")
+    env.add_argument("--max-path-length", type=int, default=None,
+                     help="episode cut-off; default 100 for cartpole (run.py), else the "
+                          "environment's own time limit, else %d" % FALLBACK_MAX_PATH_LENGTH)
+
+    algo = parser.add_argument_group("algorithm (DDPG arguments)")
+    algo.add_argument("--n-epochs", type=int, default=1000)
+    algo.add_argument("--epoch-length", type=int, default=1000,
+                      help="environment steps per epoch")
+    algo.add_argument("--batch-size", type=int, default=32)
+    algo.add_argument("--memory-size", type=int, default=1000000)
+    algo.add_argument("--memory-start-size", type=int, default=10000,
+                      help="transitions collected before updates start")
+    algo.add_argument("--discount", type=float, default=0.99)
+    algo.add_argument("--eval-samples", type=int, default=10000,
+                      help="environment steps of deterministic evaluation rollouts")
+    algo.add_argument("--eval-interval", type=int, default=1,
+                      help="evaluate every N epochs; 0 = the last epoch only (the original)")
+    algo.add_argument("--qfunc-updater", default="adam", help="any MXNet optimizer name")
+    algo.add_argument("--qfunc-lr", type=float, default=1e-3)
+    algo.add_argument("--policy-updater", default="adam", help="any MXNet optimizer name")
+    algo.add_argument("--policy-lr", type=float, default=1e-4)
+    algo.add_argument("--soft-target-tau", type=float, default=1e-3)
+    algo.add_argument("--n-updates-per-sample", type=int, default=1)
+    algo.add_argument("--include-horizon-terminal", action="store_true",
+                      help="store transitions cut by the time limit as terminal")
+    algo.add_argument("--original-truncation", action="store_true",
+                      help="treat time-limit cuts as the original did (drop them, or "
+                           "terminal) instead of bootstrapping from s'")
+
+    nets = parser.add_argument_group("networks and exploration")
+    nets.add_argument("--policy-hidden-sizes", type=int, nargs="+", default=[32, 32])
+    nets.add_argument("--qfunc-hidden-sizes", type=int, nargs="+", default=[32, 32, 32])
+    nets.add_argument("--qfunc-action-merge-layer", type=int, default=2,
+                      help="number of hidden layers the observation passes before the "
+                           "action is concatenated")
+    nets.add_argument("--ou-theta", type=float, default=0.15)
+    nets.add_argument("--ou-sigma", type=float, default=0.3)
+
+    run = parser.add_argument_group("run")
+    run.add_argument("--ctx", choices=["auto", "cpu", "gpu"], default="auto",
+                     help="auto = GPU when MXNet sees one, else CPU")
+    run.add_argument("--seed", type=int, default=12345)
+    run.add_argument("--log-dir", default=None,
+                     help="folder for progress.csv, debug.log and params.json")
+    run.add_argument("--no-progress-bar", action="store_true")
+    return parser
+
+
+def make_env(args):
+    """The training environment, normalised to [-1, 1] actions as run.py does."""
+    if args.env.lower() == "cartpole":
+        inner = CartpoleEnv(reset_quirk=not args.no_reset_quirk)
+        default_horizon = CARTPOLE_MAX_PATH_LENGTH
+    else:
+        inner = GymEnv(args.env)
+        default_horizon = inner.horizon or FALLBACK_MAX_PATH_LENGTH
+    env = normalize(inner, scale_reward=args.scale_reward, normalize_obs=args.normalize_obs)
+    return env, args.max_path_length or default_horizon
+
+
+def setup_logging(log_dir, args):
+    if not log_dir:
+        return
+    os.makedirs(log_dir, exist_ok=True)
+    logger.add_text_output(os.path.join(log_dir, "debug.log"))
+    logger.add_tabular_output(os.path.join(log_dir, "progress.csv"))
+    with open(os.path.join(log_dir, "params.json"), "w") as params_file:
+        json.dump(vars(args), params_file, indent=2, sort_keys=True)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    env, max_path_length = make_env(args)
+    setup_logging(args.log_dir, args)
+    policy = DeterministicMLPPolicy(env.spec, hidden_sizes=args.policy_hidden_sizes)
+    qfunc = ContinuousMLPQ(env.spec, hidden_sizes=args.qfunc_hidden_sizes,
+                           action_merge_layer=args.qfunc_action_merge_layer)
+    strategy = OUStrategy(env.spec, theta=args.ou_theta, sigma=args.ou_sigma)
+    algo = DDPG(
+        env=env, policy=policy, qfunc=qfunc, strategy=strategy,
+        ctx=None if args.ctx == "auto" else args.ctx,
+        batch_size=args.batch_size, n_epochs=args.n_epochs, epoch_length=args.epoch_length,
+        memory_size=args.memory_size, memory_start_size=args.memory_start_size,
+        discount=args.discount, max_path_length=max_path_length,
+        eval_samples=args.eval_samples, qfunc_updater=args.qfunc_updater,
+        qfunc_lr=args.qfunc_lr, policy_updater=args.policy_updater,
+        policy_lr=args.policy_lr, soft_target_tau=args.soft_target_tau,
+        n_updates_per_sample=args.n_updates_per_sample,
+        include_horizon_terminal=args.include_horizon_terminal, seed=args.seed,
+        eval_interval=args.eval_interval or None,
+        bootstrap_truncated=not args.original_truncation,
+        progress_bar=not args.no_progress_bar)
+    logger.log("Training DDPG on %s (ctx %s, max_path_length %d)"
+               % (args.env, algo.ctx, max_path_length))
+    try:
+        algo.train()
+    finally:
+        if args.log_dir:
+            logger.remove_tabular_output(os.path.join(args.log_dir, "progress.csv"))
+            logger.remove_text_output(os.path.join(args.log_dir, "debug.log"))
+    return algo
+
+
+if __name__ == "__main__":
+    main()

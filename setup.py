@@ -1,0 +1,43 @@
+"""Install ddpg. MXNet is an extra so that GPU users never get the CPU wheel as well:
+
+    pip install -e ".[cpu]"    # mxnet==1.9.1 (CPU)
+    pip install -e ".[gpu]"    # mxnet-cu112==1.9.1 (CUDA 11.2)
+"""
+import os
+
+from setuptools import find_packages, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+version = {}
+with open(os.path.join(HERE, "ddpg", "version.py")) as version_file:
+    exec(version_file.read(), version)
+
+with open(os.path.join(HERE, "README.md")) as readme:
+    long_description = readme.read()
+
+setup(
+    name="ddpg",
+    version=version["__version__"],
+    description="Deep Deterministic Policy Gradient on MXNet symbolic executors, "
+                "faithful to the Apache MXNet example",
+    long_description=long_description,
+    long_description_content_type="text/markdown",
+    packages=find_packages(include=["ddpg", "ddpg.*"]),
+    python_requires=">=3.8",
+    install_requires=[
+        # MXNet 1.9 imports np.bool, removed in numpy 1.24
+        "numpy>=1.17,<1.24",
+        "pyprind>=2.11.3",
+        "gymnasium>=0.29.1,<1.5",
+    ],
+    extras_require={
+        "cpu": ["mxnet==1.9.1"],
+        "gpu": ["mxnet-cu112==1.9.1"],
+        "gym": ["gym==0.26.2", "gym_notices==0.0.8"],
+        "test": ["pytest>=7", "hypothesis>=6.50"],
+    },
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+    ],
+)

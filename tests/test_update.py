@@ -1,0 +1,117 @@
+"""One DDPG update checked parameter by parameter against an independent NumPy computation."""
+import mxnet as mx
+import numpy as np
+import pytest
+
+from ddpg import DDPG
+from ddpg.policies import DeterministicMLPPolicy
+from ddpg.qfuncs import ContinuousMLPQ
+from ddpg.strategies import OUStrategy
+
+from numpy_reference import NumpyDDPG, NumpyOptimizer, NumpyPolicy, NumpyQ
+from helpers import PointEnv
+
+OBS_DIM, ACT_DIM, BATCH = 3, 2, 8
+
+
+def make_algo(updater, qfunc_lr=1e-2, policy_lr=5e-3, q_hidden=(6, 5, 4), merge=2,
+              pi_hidden=(5, 4), tau=0.1):
+    env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
+    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=pi_hidden),
+                qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_hidden, action_merge_layer=merge),
+                strategy=OUStrategy(env.spec), ctx=mx.cpu(), batch_size=BATCH,
+                discount=0.9, qfunc_updater=updater, qfunc_lr=qfunc_lr,
+                policy_updater=updater, policy_lr=policy_lr, soft_target_tau=tau, seed=3,
+                progress_bar=False)
+    # Normal(0.01) weights and zero biases make every gradient tiny; use larger, distinct
+    # values for the online and target networks so each of the six steps shows in the result.
+    rng = np.random.RandomState(0)
+    for arg_dict in (algo.qfunc.arg_dict, algo.qfunc_target.arg_dict, algo.policy.arg_dict,
+                     algo.policy_target.arg_dict):
+        for name, arr in arg_dict.items():
+            if name not in ("obs", "act", "yval"):
+                arr[:] = rng.normal(0, 0.5, size=arr.shape)
+    return algo
+
+
+def params_of(arg_dict):
+    return {name: arr.asnumpy().astype(np.float64) for name, arr in arg_dict.items()
+            if name not in ("obs", "act", "yval")}
+
+
+def make_batch(rng):
+    return (rng.normal(size=(BATCH, OBS_DIM)).astype(np.float32),
+            rng.uniform(-1, 1, size=(BATCH, ACT_DIM)).astype(np.float32),
+            rng.normal(size=BATCH).astype(np.float32),
+            (rng.uniform(size=BATCH) < 0.3).astype(np.float32),
+            rng.normal(size=(BATCH, OBS_DIM)).astype(np.float32))
+
+
+def reference_for(algo, updater, q_hidden, merge, pi_hidden, qfunc_lr, policy_lr, tau):
+    return NumpyDDPG(
+        q=NumpyQ(params_of(algo.qfunc.arg_dict), len(q_hidden), merge),
+        q_target=NumpyQ(params_of(algo.qfunc_target.arg_dict), len(q_hidden), merge),
+        pi=NumpyPolicy(params_of(algo.policy.arg_dict), len(pi_hidden)),
+        pi_target=NumpyPolicy(params_of(algo.policy_target.arg_dict), len(pi_hidden)),
+        q_opt=NumpyOptimizer(updater, qfunc_lr), pi_opt=NumpyOptimizer(updater, policy_lr),
+        discount=0.9, tau=tau, act_dim=ACT_DIM)
+
+
+def assert_params_close(arg_dict, reference_params, what):
+    ours = params_of(arg_dict)
+    assert sorted(ours) == sorted(reference_params)
+    for name in ours:
+        np.testing.assert_allclose(ours[name], reference_params[name], rtol=2e-4, atol=2e-6,
+                                   err_msg="%s %s" % (what, name))
+
+
+@pytest.mark.parametrize("updater", ["sgd", "adam"])
+@pytest.mark.parametrize("q_hidden,merge,pi_hidden", [
+    ((6, 5, 4), 2, (5, 4)),   # the original's layout, small
+    ((6, 5), 1, (7,)),        # the DDPG paper's layout (action at the 2nd layer), small
+])
+def test_do_update_matches_numpy(updater, q_hidden, merge, pi_hidden):
+    qfunc_lr, policy_lr, tau = 2e-2, 2e-2, 0.1
+    algo = make_algo(updater, qfunc_lr, policy_lr, q_hidden, merge, pi_hidden, tau)
+    reference = reference_for(algo, updater, q_hidden, merge, pi_hidden, qfunc_lr, policy_lr,
+                              tau)
+    initial = params_of(algo.policy.arg_dict)
+    rng = np.random.RandomState(1)
+    for itr in range(3):  # several updates, so Adam's moments and step count matter
+        batch = make_batch(rng)
+        expected = reference.update(*[b.astype(np.float64) for b in batch])
+        algo.do_update(itr, batch)
+        np.testing.assert_allclose(algo.q_averages[-1], expected["qvals"], rtol=1e-4,
+                                   atol=1e-5)
+        np.testing.assert_allclose(algo.y_averages[-1], expected["ys"], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(algo.qfunc_loss_averages[-1], expected["q_loss"],
+                                   rtol=1e-4)
+        np.testing.assert_allclose(algo.policy_loss_averages[-1], expected["policy_loss"],
+                                   rtol=1e-4, atol=1e-6)
+        assert_params_close(algo.qfunc.arg_dict, reference.q.p, "qfunc")
+        assert_params_close(algo.qfunc_target.arg_dict, reference.q_target.p, "qfunc_target")
+        assert_params_close(algo.policy.arg_dict, reference.pi.p, "policy")
+        assert_params_close(algo.policy_target.arg_dict, reference.pi_target.p,
+                            "policy_target")
+    # the update really moved the policy (a test of an update that does nothing would pass)
+    moved = max(np.abs(params_of(algo.policy.arg_dict)[n] - initial[n]).max() for n in initial)
+    assert moved > 1e-3
+
+
+def test_policy_gradient_flows_through_q_to_policy():
+    """dQ/da from policy_executor is what the policy's backward pass receives."""
+    algo = make_algo("sgd")
+    obss = np.random.RandomState(2).normal(size=(BATCH, OBS_DIM)).astype(np.float32)
+    acts = algo.policy.get_actions(obss)
+    algo.policy_executor.arg_dict["obs"][:] = obss
+    algo.policy_executor.arg_dict["act"][:] = acts
+    algo.policy_executor.forward(is_train=True)
+    algo.policy_executor.backward()
+    q = NumpyQ(params_of(algo.qfunc.arg_dict), 3, 2)
+    q_vals, cache = q.forward(obss.astype(np.float64), acts.astype(np.float64))
+    _, dact = q.backward(-np.ones_like(q_vals) / BATCH, cache, ACT_DIM)
+    np.testing.assert_allclose(algo.policy_executor_grad_dict["act"].asnumpy(), dact,
+                               rtol=1e-4, atol=1e-7)
+    # ... and the very same array is the Q-function's gradient w.r.t. act
+    np.testing.assert_allclose(algo.qfunc.grad_dict["act"].asnumpy(), dact, rtol=1e-4,
+                               atol=1e-7)
