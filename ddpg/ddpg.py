@@ -84,6 +84,17 @@ class DDPG(object):
 
         self.init_net()
 
+        # training state, kept on the object so that a run can be saved and continued
+        self.memory = None
+        self.epoch = 0  # the next epoch to run
+        self.itr = 0  # updates done
+        self.total_env_steps = 0
+        self.train_time = 0.0  # seconds spent in train_epoch, evaluation included
+        self.obs = None  # the current observation of the training episode
+        self.end = False  # whether that episode has ended (reset before the next step)
+        self.path_length = 0
+        self.path_return = 0
+
         # logging
         self.qfunc_loss_averages = []
         self.policy_loss_averages = []
@@ -194,59 +205,68 @@ class DDPG(object):
                 self.policy.arg_dict[name].copyto(arr)
 
     def train(self):
-        """Run ``n_epochs`` epochs of ``epoch_length`` environment steps each."""
-        memory = ReplayMem(obs_dim=self.env.observation_space.flat_dim,
-                           act_dim=self.env.action_space.flat_dim,
-                           memory_size=self.memory_size)
-        self.memory = memory
-        action_shape = tuple(self.env.action_space.shape)
-        itr = 0
-        total_env_steps = 0
-        path_length = 0
-        path_return = 0
-        end = False
-        start_time = time.time()
-        obs = self.env.reset()
-        for epoch in range(self.n_epochs):
-            logger.push_prefix("epoch #%d | " % epoch)
-            logger.log("Training started")
-            steps = range(self.epoch_length)
-            if self.progress_bar:
-                # an explicit stream: pyprind otherwise prints nothing but a warning
-                # when stdout is not a terminal
-                steps = pyprind.prog_bar(steps, stream=sys.stderr)
-            for epoch_itr in steps:
-                # run the policy
-                if end:
-                    # reset the environment and strategy when an episode ends
-                    obs = self.env.reset()
-                    self.strategy.reset()
-                    self.strategy_path_returns.append(path_return)
-                    path_length = 0
-                    path_return = 0
-                # note action is sampled from the policy not the target policy
-                act = np.reshape(self.strategy.get_action(obs, self.policy), -1)
-                nxt, rwd, end, info = self.env.step(np.reshape(act, action_shape))
-                path_length += 1
-                path_return += rwd
-                total_env_steps += 1
-                self._store(memory, obs, act, rwd, end, info, nxt, path_length)
-                if not end and path_length >= self.max_path_length:
-                    end = True
-                obs = nxt
+        """Run epochs ``self.epoch`` .. ``n_epochs - 1`` of ``epoch_length`` steps each.
 
-                if memory.size >= self.memory_start_size:
-                    for update_time in range(self.n_updates_per_sample):
-                        batch = memory.get_batch(self.batch_size)
-                        self.do_update(itr, batch)
-                        itr += 1
-            logger.log("Training finished")
-            self.evaluate(epoch, memory)
-            logger.record_tabular("TotalEnvSteps", total_env_steps)
-            logger.record_tabular("NumUpdates", itr)
-            logger.record_tabular("Time", time.time() - start_time)
-            logger.dump_tabular(with_prefix=False)
-            logger.pop_prefix()
+        The loop's state (replay memory, counters, the current episode) lives on the object,
+        not in local variables, so a restored algorithm continues where it stopped.
+        """
+        if self.memory is None:
+            self.memory = ReplayMem(obs_dim=self.env.observation_space.flat_dim,
+                                    act_dim=self.env.action_space.flat_dim,
+                                    memory_size=self.memory_size)
+        if self.obs is None:
+            self.obs = self.env.reset()
+        while self.epoch < self.n_epochs:
+            self.train_epoch(self.epoch)
+            self.epoch += 1
+
+    def train_epoch(self, epoch):
+        """One epoch: ``epoch_length`` environment steps with updates, then statistics."""
+        memory = self.memory
+        action_shape = tuple(self.env.action_space.shape)
+        epoch_start = time.time()
+        logger.push_prefix("epoch #%d | " % epoch)
+        logger.log("Training started")
+        steps = range(self.epoch_length)
+        if self.progress_bar:
+            # an explicit stream: pyprind otherwise prints nothing but a warning when
+            # stdout is not a terminal
+            steps = pyprind.prog_bar(steps, stream=sys.stderr)
+        for epoch_itr in steps:
+            # run the policy
+            if self.end:
+                # reset the environment and strategy when an episode ends
+                self.obs = self.env.reset()
+                self.strategy.reset()
+                self.strategy_path_returns.append(self.path_return)
+                self.path_length = 0
+                self.path_return = 0
+            obs = self.obs
+            # note action is sampled from the policy not the target policy
+            act = np.reshape(self.strategy.get_action(obs, self.policy), -1)
+            nxt, rwd, end, info = self.env.step(np.reshape(act, action_shape))
+            self.path_length += 1
+            self.path_return += rwd
+            self.total_env_steps += 1
+            self._store(memory, obs, act, rwd, end, info, nxt, self.path_length)
+            if not end and self.path_length >= self.max_path_length:
+                end = True
+            self.end = end
+            self.obs = nxt
+
+            if memory.size >= self.memory_start_size:
+                for update_time in range(self.n_updates_per_sample):
+                    batch = memory.get_batch(self.batch_size)
+                    self.do_update(self.itr, batch)
+                    self.itr += 1
+        logger.log("Training finished")
+        self.evaluate(epoch, memory)
+        self.train_time += time.time() - epoch_start
+        logger.record_tabular("TotalEnvSteps", self.total_env_steps)
+        logger.record_tabular("NumUpdates", self.itr)
+        logger.record_tabular("Time", self.train_time)
+        logger.dump_tabular(with_prefix=False)
+        logger.pop_prefix()
 
     def _store(self, memory, obs, act, rwd, end, info, nxt, path_length):
         """Add one transition to the memory, deciding whether its target may bootstrap.
