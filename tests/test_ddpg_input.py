@@ -1,0 +1,248 @@
+"""Bad input to DDPG gets a clear ValueError; good input of every supported kind works."""
+import mxnet as mx
+import numpy as np
+import pytest
+
+from ddpg import DDPG
+from ddpg.context import num_gpus
+from ddpg.envs import Box, EnvSpec, GymEnv, Step
+from ddpg.policies import DeterministicMLPPolicy
+from ddpg.qfuncs import ContinuousMLPQ
+from ddpg.strategies import OUStrategy
+
+from helpers import PointEnv
+
+OBS_DIM, ACT_DIM = 3, 2
+
+needs_no_gpu = pytest.mark.skipif(num_gpus() > 0, reason="checks the message when no GPU")
+
+
+def build(env=None, spec_env=None, **kwargs):
+    """DDPG on ``env``; policy, Q and strategy are sized from ``spec_env`` (default ``env``)."""
+    env = env or PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
+    spec = (spec_env or env).spec
+    options = dict(ctx=mx.cpu(), batch_size=4, memory_size=100, seed=1, progress_bar=False)
+    options.update(kwargs)
+    return DDPG(env, DeterministicMLPPolicy(spec, hidden_sizes=(8, 8)),
+                ContinuousMLPQ(spec, hidden_sizes=(8, 8, 8)), OUStrategy(spec), **options)
+
+
+# ---------------------------------------------------------------------------------------------
+# ctx
+
+
+@needs_no_gpu
+@pytest.mark.parametrize("ctx", [mx.gpu(0), "gpu", "gpu:0", "GPU:1", mx.gpu(3)])
+def test_missing_gpu_is_a_clear_value_error(ctx):
+    with pytest.raises(ValueError, match="GPU") as info:
+        build(ctx=ctx)
+    message = str(info.value)
+    assert "0 GPU" in message and "mx.cpu()" in message
+
+
+@pytest.mark.parametrize("ctx", ["tpu", "cuda", "gpu:x", "", 0, "cpu:0:1"])
+def test_unknown_ctx_is_rejected(ctx):
+    with pytest.raises(ValueError, match="ctx"):
+        build(ctx=ctx)
+
+
+@needs_no_gpu
+def test_ctx_none_resolves_to_the_cpu_here():
+    algo = build(ctx=None)
+    assert algo.ctx == mx.cpu()
+    assert algo.qfunc.arg_dict["qfunc_fc1_weight"].context == mx.cpu()
+    assert algo.policy.arg_dict["policy_fc1_weight"].context == mx.cpu()
+
+
+@pytest.mark.parametrize("ctx", ["cpu", "CPU", " cpu:0 ", mx.cpu(), mx.cpu(0)])
+def test_cpu_spellings_are_accepted(ctx):
+    algo = build(ctx=ctx)
+    assert algo.ctx == mx.cpu()
+    assert algo.qfunc_target.arg_dict["obs"].context == mx.cpu()
+
+
+# ---------------------------------------------------------------------------------------------
+# environments DDPG cannot handle
+
+
+class Discrete(object):
+    """rllab's ``Discrete(n)``: ``n`` and ``flat_dim`` (one-hot), no ``low``/``high``."""
+
+    def __init__(self, n):
+        self.n = n
+
+    @property
+    def flat_dim(self):
+        return self.n
+
+    @property
+    def shape(self):
+        return (self.n,)
+
+    def __repr__(self):
+        return "Discrete(%d)" % self.n
+
+
+class SpaceEnv(object):
+    """rllab-style env with the given spaces."""
+
+    def __init__(self, observation_space, action_space):
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.spec = EnvSpec(observation_space, action_space)
+
+    def reset(self):
+        return np.zeros(OBS_DIM)
+
+    def step(self, action):
+        return Step(np.zeros(OBS_DIM), 0.0, False, {})
+
+
+def test_discrete_action_space_is_rejected_naming_the_space():
+    env = SpaceEnv(Box(-1, 1, shape=(OBS_DIM,)), Discrete(4))
+    with pytest.raises(ValueError, match=r"Discrete\(4\)") as info:
+        build(env, spec_env=PointEnv(OBS_DIM, ACT_DIM))
+    assert "continuous" in str(info.value) or "Box" in str(info.value)
+
+
+def test_discrete_observation_space_is_rejected():
+    env = SpaceEnv(Discrete(5), Box(-1, 1, shape=(ACT_DIM,)))
+    with pytest.raises(ValueError, match=r"Discrete\(5\)"):
+        build(env, spec_env=PointEnv(OBS_DIM, ACT_DIM))
+
+
+def test_env_without_the_rllab_interface_is_rejected():
+    class NoStep(object):
+        observation_space = Box(-1, 1, shape=(OBS_DIM,))
+        action_space = Box(-1, 1, shape=(ACT_DIM,))
+
+        def reset(self):
+            return np.zeros(OBS_DIM)
+
+    with pytest.raises(ValueError, match="step"):
+        build(NoStep(), spec_env=PointEnv(OBS_DIM, ACT_DIM))
+
+
+def test_gymnasium_cartpole_is_rejected_mentioning_discrete():
+    spec_env = PointEnv(4, 1)
+    with pytest.raises(ValueError, match="Discrete"):
+        env = GymEnv("CartPole-v1")
+        build(env, spec_env=spec_env)
+
+
+def test_gymnasium_pendulum_is_accepted():
+    env = GymEnv("Pendulum-v1")
+    algo = build(env, memory_start_size=4, n_epochs=1, epoch_length=6, max_path_length=5,
+                 eval_samples=2)
+    algo.train()
+    assert algo.memory.size == 6
+    assert algo.qfunc_input_shapes["obs"] == (4, 3)
+
+
+@pytest.mark.parametrize("low,high", [(-np.inf, np.inf), ([-1.0, -np.inf], [1.0, 1.0]),
+                                      ([-1.0, -1.0], [1.0, np.inf])])
+def test_infinite_action_bounds_are_rejected(low, high):
+    env = SpaceEnv(Box(-1, 1, shape=(OBS_DIM,)), Box(low, high, shape=(ACT_DIM,)))
+    with pytest.raises(ValueError, match="finite"):
+        build(env, spec_env=PointEnv(OBS_DIM, ACT_DIM))
+
+
+def test_infinite_observation_bounds_are_fine():
+    env = SpaceEnv(Box(-np.inf, np.inf, shape=(OBS_DIM,)), Box(-2, 2, shape=(ACT_DIM,)))
+    build(env)
+
+
+# ---------------------------------------------------------------------------------------------
+# hyperparameters
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    (dict(batch_size=101, memory_size=100), "batch_size"),
+    (dict(batch_size=0), "batch_size"),
+    (dict(soft_target_tau=0.0), "soft_target_tau"),
+    (dict(soft_target_tau=1.5), "soft_target_tau"),
+    (dict(soft_target_tau=-0.1), "soft_target_tau"),
+    (dict(qfunc_lr=-1e-3), "qfunc_lr"),
+    (dict(policy_lr=-1e-4), "policy_lr"),
+    (dict(qfunc_lr=0.0), "qfunc_lr"),
+    (dict(qfunc_updater="adamm"), "qfunc_updater"),
+    (dict(policy_updater="adamm"), "policy_updater"),
+    (dict(eval_interval=0), "eval_interval"),
+    (dict(eval_interval=-2), "eval_interval"),
+    (dict(memory_start_size=-1), "memory_start_size"),
+    (dict(memory_size=0), "memory_size"),
+    (dict(discount=1.5), "discount"),
+    (dict(discount=-0.1), "discount"),
+    (dict(n_epochs=0), "n_epochs"),
+    (dict(epoch_length=-5), "epoch_length"),
+    (dict(max_path_length=0), "max_path_length"),
+    (dict(n_updates_per_sample=0), "n_updates_per_sample"),
+    (dict(eval_samples=-1), "eval_samples"),
+    (dict(batch_size=2.5), "batch_size"),
+])
+def test_bad_hyperparameters_name_the_argument(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        build(**kwargs)
+
+
+def test_unknown_optimiser_lists_the_known_ones():
+    with pytest.raises(ValueError, match="adamm") as info:
+        build(qfunc_updater="adamm")
+    assert "rmsprop" in str(info.value) and "sgd" in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(soft_target_tau=1.0), dict(memory_start_size=0), dict(eval_interval=None),
+    dict(discount=0.0), dict(discount=1.0), dict(batch_size=100, memory_size=100),
+    dict(eval_samples=0),
+])
+def test_boundary_values_are_accepted(kwargs):
+    algo = build(**kwargs)
+    for name, value in kwargs.items():
+        assert getattr(algo, name) == value
+
+
+# ---------------------------------------------------------------------------------------------
+# any MXNet optimiser
+
+
+def batch(rng, size=4):
+    return (rng.normal(size=(size, OBS_DIM)).astype(np.float32),
+            rng.uniform(-1, 1, size=(size, ACT_DIM)).astype(np.float32),
+            rng.normal(size=size).astype(np.float32),
+            np.zeros(size, dtype=np.float32),
+            rng.normal(size=(size, OBS_DIM)).astype(np.float32))
+
+
+def all_params(algo):
+    out = {}
+    for prefix, arg_dict in (("q.", algo.qfunc.arg_dict), ("pi.", algo.policy.arg_dict)):
+        for name, arr in arg_dict.items():
+            if name not in ("obs", "act", "yval"):
+                out[prefix + name] = arr.asnumpy().copy()
+    return out
+
+
+@pytest.mark.parametrize("name", ["rmsprop", "sgd", "adagrad", "RMSProp", "nag", "adadelta",
+                                  "nadam", "ftml", "signum", "ftrl", "lamb", "sgld", "dcasgd",
+                                  "lars", "adam"])
+def test_any_mxnet_optimiser_runs_an_update(name):
+    algo = build(qfunc_updater=name, policy_updater=name, qfunc_lr=1e-2, policy_lr=1e-2)
+    rng = np.random.RandomState(0)
+    for arg_dict in (algo.qfunc.arg_dict, algo.policy.arg_dict):
+        for param, arr in arg_dict.items():
+            if param not in ("obs", "act", "yval"):
+                arr[:] = rng.normal(0, 0.3, size=arr.shape)
+    before = all_params(algo)
+    for itr in range(3):
+        algo.do_update(itr, batch(rng))
+    after = all_params(algo)
+    for key, value in after.items():
+        assert np.all(np.isfinite(value)), key
+    assert np.all(np.isfinite(algo.qfunc_loss_averages[-1]))
+    assert np.all(np.isfinite(algo.policy_loss_averages[-1]))
+    # both networks actually moved (most optimisers touch every parameter; demand the heads)
+    for key in ("q.qfunc_qval_bias", "pi.policy_fc3_weight"):
+        assert np.abs(after[key] - before[key]).max() > 1e-6, key
+    # and the optimiser really is the requested one
+    assert type(algo.qfunc.updater.optimizer).__name__.lower() == name.lower()
