@@ -19,7 +19,9 @@ import mxnet as mx
 from ddpg import logger
 from ddpg.context import resolve_ctx
 from ddpg.envs import is_box_space, seed_env
+from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes, soft_update
 from ddpg.replay_mem import ReplayMem
+from ddpg.statistics import UpdateStatistics, q_statistics_symbol
 from ddpg.utils import discount_return, sample_rewards
 
 
@@ -95,11 +97,7 @@ class DDPG(object):
         self.path_length = 0
         self.path_return = 0
 
-        # logging
-        self.qfunc_loss_averages = []
-        self.policy_loss_averages = []
-        self.q_averages = []
-        self.y_averages = []
+        # logging (update statistics are summed on the device: self.update_stats)
         self.strategy_path_returns = []
 
     def _check_hyperparameters(self):
@@ -135,7 +133,19 @@ class DDPG(object):
                              "only), got %r" % (self.eval_interval,))
 
     def init_net(self):
-        """Bind the four executors and the policy executor, as the original."""
+        """Bind the Q and policy executors, their targets and the policy executor.
+
+        The structure is the original's. For speed, each network's parameters live in one
+        flat buffer that its executors are bound on (:mod:`ddpg.flat`), and executors that
+        read the same batch share their input arrays: the Q executor, the policy executor
+        and the policy's batch executor read one ``obs`` array, and both target networks
+        read one ``obs`` array holding s'.
+        """
+        obs_dim = self.env.observation_space.flat_dim
+        act_dim = self.env.action_space.flat_dim
+        batch_obs = mx.nd.zeros((self.batch_size, obs_dim), ctx=self.ctx)
+        batch_nxt = mx.nd.zeros((self.batch_size, obs_dim), ctx=self.ctx)
+
         # qfunc init
         qfunc_init = mx.initializer.Normal()
         loss_symbols = self.qfunc.get_loss_symbols()
@@ -147,22 +157,25 @@ class DDPG(object):
         qfunc_updater = mx.optimizer.get_updater(
             mx.optimizer.create(self.qfunc_updater, learning_rate=self.qfunc_lr))
         self.qfunc_input_shapes = {
-            "obs": (self.batch_size, self.env.observation_space.flat_dim),
-            "act": (self.batch_size, self.env.action_space.flat_dim),
+            "obs": (self.batch_size, obs_dim),
+            "act": (self.batch_size, act_dim),
             "yval": (self.batch_size, 1)}
-        self.qfunc.define_loss(qfunc_loss)
+        self.qfunc.define_loss(qfunc_loss, extra_outputs=[
+            q_statistics_symbol(qfunc_loss, qval_sym, yval_sym)])
         self.qfunc.define_exe(ctx=self.ctx, init=qfunc_init, updater=qfunc_updater,
-                              input_shapes=self.qfunc_input_shapes)
+                              input_shapes=self.qfunc_input_shapes,
+                              input_arrays={"obs": batch_obs})
 
         # qfunc_target init: parameters are not shared but initialised the same
-        qfunc_target_shapes = {
-            "obs": (self.batch_size, self.env.observation_space.flat_dim),
-            "act": (self.batch_size, self.env.action_space.flat_dim)}
-        self.qfunc_target = qval_sym.simple_bind(ctx=self.ctx, grad_req="null",
-                                                 **qfunc_target_shapes)
-        for name, arr in self.qfunc_target.arg_dict.items():
-            if name not in self.qfunc_input_shapes:
-                self.qfunc.arg_dict[name].copyto(arr)
+        qfunc_target_shapes = {"obs": (self.batch_size, obs_dim),
+                               "act": (self.batch_size, act_dim)}
+        self.qfunc_target_params = FlatArrays(self.ctx, param_shapes(qval_sym,
+                                                                     qfunc_target_shapes))
+        _check_same_layout(self.qfunc_target_params, self.qfunc.params, "qfunc")
+        args = bind_inputs(self.ctx, qfunc_target_shapes, {"obs": batch_nxt})
+        args.update(self.qfunc_target_params.views)
+        self.qfunc_target = qval_sym.bind(ctx=self.ctx, args=args, grad_req="null")
+        self.qfunc.params.data.copyto(self.qfunc_target_params.data)
 
         # policy init
         policy_init = mx.initializer.Normal()
@@ -174,10 +187,10 @@ class DDPG(object):
         policy_loss = mx.symbol.MakeLoss(loss, name="policy_loss")
         policy_updater = mx.optimizer.get_updater(
             mx.optimizer.create(self.policy_updater, learning_rate=self.policy_lr))
-        self.policy_input_shapes = {
-            "obs": (self.batch_size, self.env.observation_space.flat_dim)}
+        self.policy_input_shapes = {"obs": (self.batch_size, obs_dim)}
         self.policy.define_exe(ctx=self.ctx, init=policy_init, updater=policy_updater,
-                               input_shapes=self.policy_input_shapes)
+                               input_shapes=self.policy_input_shapes,
+                               input_arrays={"obs": batch_obs})
 
         # The policy network and the Q network are combined to backpropagate the policy
         # loss: policy_executor runs the Q graph on the Q-function's own argument arrays and
@@ -198,11 +211,19 @@ class DDPG(object):
                                                   self.policy_executor.grad_arrays))
 
         # policy_target init: only produces actions; parameters copied, not shared
-        self.policy_target = act_sym.simple_bind(ctx=self.ctx, grad_req="null",
-                                                 **self.policy_input_shapes)
-        for name, arr in self.policy_target.arg_dict.items():
-            if name not in self.policy_input_shapes:
-                self.policy.arg_dict[name].copyto(arr)
+        self.policy_target_params = FlatArrays(self.ctx, param_shapes(
+            act_sym, self.policy_input_shapes))
+        _check_same_layout(self.policy_target_params, self.policy.params, "policy")
+        args = bind_inputs(self.ctx, self.policy_input_shapes, {"obs": batch_nxt})
+        args.update(self.policy_target_params.views)
+        self.policy_target = act_sym.bind(ctx=self.ctx, args=args, grad_req="null")
+        self.policy.params.data.copyto(self.policy_target_params.data)
+
+        # device-side buffers of do_update: rewards and (1 - end) * discount of a batch
+        self._batch_rwds = mx.nd.zeros((self.batch_size, 1), ctx=self.ctx)
+        self._batch_discounts = mx.nd.zeros((self.batch_size, 1), ctx=self.ctx)
+        self._discounted_next_q = mx.nd.zeros((self.batch_size, 1), ctx=self.ctx)
+        self.update_stats = UpdateStatistics(self.ctx, self.batch_size)
 
     def train(self):
         """Run epochs ``self.epoch`` .. ``n_epochs - 1`` of ``epoch_length`` steps each.
@@ -289,54 +310,56 @@ class DDPG(object):
         # else: the original drops a transition cut at max_path_length
 
     def do_update(self, itr, batch):
-        """One DDPG update, in the original's order (see SPEC section 1)."""
+        """One DDPG update, in the original's order (see SPEC section 1).
+
+        Everything stays on the device: the batch goes in with one copy per array, and the
+        statistics are summed there (:class:`ddpg.statistics.UpdateStatistics`).
+        """
         obss, acts, rwds, ends, nxts = batch
-        # 1. target actions for s', and the current policy's actions for s (before updating)
-        self.policy_target.arg_dict["obs"][:] = nxts
+        qfunc_args = self.qfunc.arg_dict
+        # 1. target actions for s' (the targets share their s' input array), and the current
+        #    policy's actions for s, before any update (the policy shares the Q input s)
+        copy_into(self.policy_target.arg_dict["obs"], nxts)
         self.policy_target.forward(is_train=False)
         next_acts = self.policy_target.outputs[0]
-        policy_acts = self.policy.get_actions(obss)
+        copy_into(qfunc_args["obs"], obss)
+        self.policy.exe.forward(is_train=True)
+        policy_acts = self.policy.exe.outputs[0]
 
-        # 2. y = r + (1 - end) * discount * Q'(s', mu'(s'))
-        self.qfunc_target.arg_dict["obs"][:] = nxts
-        self.qfunc_target.arg_dict["act"][:] = next_acts
+        # 2. y = r + (1 - end) * discount * Q'(s', mu'(s')), written into the Q input yval
+        next_acts.copyto(self.qfunc_target.arg_dict["act"])
         self.qfunc_target.forward(is_train=False)
-        next_qvals = self.qfunc_target.outputs[0].asnumpy()
-        # executor accepts 2D tensors
-        rwds = rwds.reshape((-1, 1))
-        ends = ends.reshape((-1, 1))
-        ys = rwds + (1.0 - ends) * self.discount * next_qvals
+        next_qvals = self.qfunc_target.outputs[0]
+        copy_into(self._batch_rwds, rwds)
+        copy_into(self._batch_discounts, (1.0 - np.asarray(ends, dtype=np.float32))
+                  * np.float32(self.discount))
+        mx.nd.elemwise_mul(self._batch_discounts, next_qvals, out=self._discounted_next_q)
+        ys = mx.nd.elemwise_add(self._batch_rwds, self._discounted_next_q,
+                                out=qfunc_args["yval"])
 
         # 3. Q update. Since policy_executor shares the grad arrays with qfunc, the update
         # order cannot be changed.
-        self.qfunc.update_params(obss, acts, ys)
+        self.qfunc.update_params(qfunc_args["obs"], acts, ys)
         # in update values all computed: no need to recompute qfunc_loss and qvals
-        qfunc_loss = self.qfunc.exe.outputs[0].asnumpy()
-        qvals = self.qfunc.exe.outputs[1].asnumpy()
+        q_stats = self.qfunc.exe.outputs[2]
 
-        # 4. dLoss/dact of the policy loss through the *updated* Q
-        self.policy_executor.arg_dict["obs"][:] = obss
-        self.policy_executor.arg_dict["act"][:] = policy_acts
+        # 4. dLoss/dact of the policy loss through the *updated* Q (policy_executor's obs
+        #    is the Q executor's, which already holds obss)
+        policy_acts.copyto(self.policy_executor.arg_dict["act"])
         self.policy_executor.forward(is_train=True)
-        policy_loss = self.policy_executor.outputs[0].asnumpy()
+        policy_loss = self.policy_executor.outputs[0]
         self.policy_executor.backward()
 
-        # 5. policy update from that gradient
-        self.policy.update_params(self.policy_executor_grad_dict["act"])
+        # 5. policy update from that gradient (the forward pass of step 1 is reused)
+        self.policy.update_params(self.policy_executor_grad_dict["act"], forward=False)
 
-        # 6. soft update of the target networks
-        tau = self.soft_target_tau
-        for name, arr in self.policy_target.arg_dict.items():
-            if name not in self.policy_input_shapes:
-                arr[:] = (1.0 - tau) * arr[:] + tau * self.policy.arg_dict[name][:]
-        for name, arr in self.qfunc_target.arg_dict.items():
-            if name not in self.qfunc_input_shapes:
-                arr[:] = (1.0 - tau) * arr[:] + tau * self.qfunc.arg_dict[name][:]
+        # 6. soft update of the target networks, one operation per network
+        soft_update(self.policy_target_params.data, self.policy.params.data,
+                    self.soft_target_tau)
+        soft_update(self.qfunc_target_params.data, self.qfunc.params.data,
+                    self.soft_target_tau)
 
-        self.qfunc_loss_averages.append(qfunc_loss)
-        self.policy_loss_averages.append(policy_loss)
-        self.q_averages.append(qvals)
-        self.y_averages.append(ys)
+        self.update_stats.add(q_stats, policy_loss)
 
     def _evaluation_due(self, epoch):
         if epoch == self.n_epochs - 1:
@@ -370,20 +393,9 @@ class DDPG(object):
             logger.record_tabular("StdEsReturn", np.std(self.strategy_path_returns))
             logger.record_tabular("MaxEsReturn", np.max(self.strategy_path_returns))
             logger.record_tabular("MinEsReturn", np.min(self.strategy_path_returns))
-        if len(self.qfunc_loss_averages) > 0:
-            all_qs = np.concatenate(self.q_averages)
-            all_ys = np.concatenate(self.y_averages)
-            logger.record_tabular("AverageQLoss", np.mean(self.qfunc_loss_averages))
-            logger.record_tabular("AveragePolicyLoss", np.mean(self.policy_loss_averages))
-            logger.record_tabular("AverageQ", np.mean(all_qs))
-            logger.record_tabular("AverageAbsQ", np.mean(np.abs(all_qs)))
-            logger.record_tabular("AverageY", np.mean(all_ys))
-            logger.record_tabular("AverageAbsY", np.mean(np.abs(all_ys)))
-            logger.record_tabular("AverageAbsQYDiff", np.mean(np.abs(all_qs - all_ys)))
-        self.qfunc_loss_averages = []
-        self.policy_loss_averages = []
-        self.q_averages = []
-        self.y_averages = []
+        for key, value in self.update_stats.averages().items():
+            logger.record_tabular(key, value)
+        self.update_stats.reset()
         self.strategy_path_returns = []
 
 
@@ -404,6 +416,13 @@ def _check_env(env):
     if not is_box_space(env.observation_space):
         raise ValueError("DDPG needs a flat Box observation space; the environment has %r"
                          % (env.observation_space,))
+
+
+def _check_same_layout(target, online, what):
+    """Soft updates combine flat buffers element by element: their layouts must match."""
+    if target.shapes != online.shapes:
+        raise RuntimeError("%s target parameters %s do not match the online ones %s"
+                           % (what, dict(target.shapes), dict(online.shapes)))
 
 
 def _make_eval_env(env, eval_env):

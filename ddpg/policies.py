@@ -1,12 +1,12 @@
 """Deterministic policies: MXNet symbols plus the executors that act and train.
 
 ``DeterministicMLPPolicy`` binds two executors that share parameters: ``exe`` for a training
-batch and ``exe_one``, the same network reshaped to batch 1, used to act in the environment.
+batch and ``exe_one``, the same network bound for batch 1, used to act in the environment.
 """
-import numpy as np
 
 import mxnet as mx
 
+from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes
 from ddpg.utils import DEFAULT_POLICY_HIDDEN_SIZES, define_policy
 
 
@@ -58,38 +58,57 @@ class DeterministicMLPPolicy(Policy):
         """The policy's loss lives in DDPG's policy executor (it needs the Q network)."""
         raise NotImplementedError("the policy loss is built by DDPG from the Q-function")
 
-    def define_exe(self, ctx, init, updater, input_shapes=None, grad_req=None):
-        """Bind the batch executor ``exe`` and its batch-1 twin ``exe_one`` (shared weights)."""
-        if grad_req is None:
-            grad_req = {name: ("null" if name == "obs" else "write")
-                        for name in self.act.list_arguments()}
-        self.exe = self.act.simple_bind(ctx=ctx, grad_req=grad_req, **input_shapes)
+    def define_exe(self, ctx, init, updater, input_shapes=None, input_arrays=None):
+        """Bind the batch executor ``exe`` and its batch-1 twin ``exe_one`` (shared weights).
+
+        As for the Q-function, parameters and gradients each live in one flat buffer
+        (``self.params``, ``self.grads``) and the executors are bound on views of it.
+        ``exe_one`` has an observation array of its own, so acting never writes into the
+        training batch.
+        """
+        self.input_shapes = dict(input_shapes)
+        shapes = param_shapes(self.act, self.input_shapes)
+        self.params = FlatArrays(ctx, shapes)
+        self.grads = FlatArrays(ctx, shapes)
+        self.param_names = self.params.names()
+        args = bind_inputs(ctx, self.input_shapes, input_arrays)
+        args.update(self.params.views)
+        grad_req = {name: ("null" if name in self.input_shapes else "write")
+                    for name in self.act.list_arguments()}
+        self.exe = self.act.bind(ctx=ctx, args=args, args_grad=dict(self.grads.views),
+                                 grad_req=grad_req)
         self.arg_arrays = self.exe.arg_arrays
         self.grad_arrays = self.exe.grad_arrays
         self.arg_dict = self.exe.arg_dict
         self.grad_dict = self.exe.grad_dict
-        self.param_names = [name for name in self.act.list_arguments() if name != "obs"]
         for name in self.param_names:
             init(mx.initializer.InitDesc(name), self.arg_dict[name])
         self.updater = updater
-        self.exe_one = self.exe.reshape(obs=(1,) + tuple(input_shapes["obs"][1:]))
+        one_args = dict(self.params.views)
+        one_args["obs"] = mx.nd.zeros((1,) + tuple(self.input_shapes["obs"][1:]), ctx=ctx)
+        self.exe_one = self.act.bind(ctx=ctx, args=one_args, grad_req="null")
 
-    def update_params(self, grad_from_top):
+    def update_params(self, grad_from_top, forward=True):
         """Backpropagate ``grad_from_top`` (dLoss/dact) through the batch last set by
-        ``get_actions`` and apply the updater to every parameter."""
-        self.exe.forward(is_train=True)
+        ``get_actions`` and step every parameter.
+
+        ``forward=False`` skips the forward pass when the caller has just run
+        ``exe.forward(is_train=True)`` on the same batch and weights (DDPG does): the
+        gradients are the same, one forward pass cheaper.
+        """
+        if forward:
+            self.exe.forward(is_train=True)
         self.exe.backward([grad_from_top])
-        for index, name in enumerate(self.param_names):
-            self.updater(index, self.grad_dict[name], self.arg_dict[name])
+        self.updater(0, self.grads.data, self.params.data)
 
     def get_actions(self, obs):
         """Actions for a full training batch of observations, as a numpy array."""
-        self.exe.arg_dict["obs"][:] = obs
+        copy_into(self.exe.arg_dict["obs"], obs)
         self.exe.forward(is_train=False)
         return self.exe.outputs[0].asnumpy()
 
     def get_action(self, obs):
         """The action for one observation, flat ``(act_dim,)`` (the original returned (1, d))."""
-        self.exe_one.arg_dict["obs"][:] = np.asarray(obs, dtype=np.float32).reshape(1, -1)
+        copy_into(self.exe_one.arg_dict["obs"], obs)
         self.exe_one.forward(is_train=False)
         return self.exe_one.outputs[0].asnumpy()[0]

@@ -7,6 +7,7 @@ shared with DDPG's ``policy_executor``, which is why they are exposed as attribu
 """
 import mxnet as mx
 
+from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes
 from ddpg.utils import (DEFAULT_QFUNC_ACTION_MERGE_LAYER, DEFAULT_QFUNC_HIDDEN_SIZES,
                         define_qfunc)
 
@@ -23,10 +24,10 @@ class QFunc(object):
     def get_loss_symbols(self):
         raise NotImplementedError
 
-    def define_loss(self, loss_exp):
+    def define_loss(self, loss_exp, extra_outputs=()):
         raise NotImplementedError
 
-    def define_exe(self, ctx, init, updater, input_shapes=None, grad_req=None):
+    def define_exe(self, ctx, init, updater, input_shapes=None, input_arrays=None):
         raise NotImplementedError
 
     def update_params(self, obs, act, yval):
@@ -60,47 +61,63 @@ class ContinuousMLPQ(QFunc):
     def get_loss_symbols(self):
         return {"qval": self.qval, "yval": self.yval}
 
-    def define_loss(self, loss_exp):
-        """Outputs become ``[loss, qval]``; qval is wrapped in BlockGrad so only the loss trains."""
+    def define_loss(self, loss_exp, extra_outputs=()):
+        """Outputs become ``[loss, qval, *extra_outputs]``; all but the loss are wrapped in
+        BlockGrad so only the loss trains. DDPG adds its statistics as an extra output, so
+        they are computed in the same forward pass."""
         self.loss = mx.symbol.MakeLoss(loss_exp, name="qfunc_loss")
-        self.loss = mx.symbol.Group([self.loss, mx.symbol.BlockGrad(self.qval)])
+        self.loss = mx.symbol.Group([self.loss, mx.symbol.BlockGrad(self.qval)] +
+                                    [mx.symbol.BlockGrad(out) for out in extra_outputs])
 
-    def define_exe(self, ctx, init, updater, input_shapes=None, grad_req=None):
+    def define_exe(self, ctx, init, updater, input_shapes=None, input_arrays=None):
         """Bind the loss executor and initialise every parameter with ``init``.
 
+        Parameters and their gradients each live in one flat buffer (``self.params``,
+        ``self.grads``, see :mod:`ddpg.flat`) and the executor is bound on views of them, so
+        the optimiser steps the whole network in one call. ``input_arrays`` lets the caller
+        bind inputs on arrays it shares with other executors.
+
         Unlike the original, the inputs get no gradient except ``act``: its gradient array is
-        what DDPG's policy executor writes dQ/da into, and the updater is applied to
-        parameters only (the original also ran Adam on the input arrays).
+        where DDPG's policy executor writes dQ/da. The updater only touches parameters (the
+        original also ran Adam on the input arrays).
         """
         if self.loss is None:
             raise RuntimeError("define_loss() must be called before define_exe()")
-        if grad_req is None:
-            grad_req = {name: ("null" if name in ("obs", "yval") else "write")
-                        for name in self.loss.list_arguments()}
-        self.exe = self.loss.simple_bind(ctx=ctx, grad_req=grad_req, **input_shapes)
+        self.input_shapes = dict(input_shapes)
+        shapes = param_shapes(self.loss, self.input_shapes)
+        self.params = FlatArrays(ctx, shapes)
+        self.grads = FlatArrays(ctx, shapes)
+        self.param_names = self.params.names()
+        args = bind_inputs(ctx, self.input_shapes, input_arrays)
+        args.update(self.params.views)
+        args_grad = dict(self.grads.views)
+        args_grad["act"] = mx.nd.zeros(self.input_shapes["act"], ctx=ctx)
+        grad_req = {name: ("write" if name in args_grad else "null")
+                    for name in self.loss.list_arguments()}
+        self.exe = self.loss.bind(ctx=ctx, args=args, args_grad=args_grad, grad_req=grad_req)
         self.arg_arrays = self.exe.arg_arrays
         self.grad_arrays = self.exe.grad_arrays
         self.arg_dict = self.exe.arg_dict
         self.grad_dict = self.exe.grad_dict
-        self.param_names = [name for name in self.loss.list_arguments()
-                            if name not in QFUNC_INPUT_NAMES]
         for name in self.param_names:
             init(mx.initializer.InitDesc(name), self.arg_dict[name])
         self.updater = updater
 
     def update_params(self, obs, act, yval):
-        """One gradient step on the loss for the batch (obs, act, yval)."""
-        self.arg_dict["obs"][:] = obs
-        self.arg_dict["act"][:] = act
-        self.arg_dict["yval"][:] = yval
+        """One gradient step on the loss for the batch (obs, act, yval).
+
+        Inputs that already are the bound arrays (as in ``DDPG.do_update``) are not copied.
+        """
+        copy_into(self.arg_dict["obs"], obs)
+        copy_into(self.arg_dict["act"], act)
+        copy_into(self.arg_dict["yval"], yval)
         self.exe.forward(is_train=True)
         self.exe.backward()
-        for index, name in enumerate(self.param_names):
-            self.updater(index, self.grad_dict[name], self.arg_dict[name])
+        self.updater(0, self.grads.data, self.params.data)
 
     def get_qvals(self, obs, act):
         """Q values of a full batch, as an ``(batch, 1)`` numpy array."""
-        self.arg_dict["obs"][:] = obs
-        self.arg_dict["act"][:] = act
+        copy_into(self.arg_dict["obs"], obs)
+        copy_into(self.arg_dict["act"], act)
         self.exe.forward(is_train=False)
         return self.exe.outputs[1].asnumpy()

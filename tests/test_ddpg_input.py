@@ -239,8 +239,8 @@ def test_any_mxnet_optimiser_runs_an_update(name):
     after = all_params(algo)
     for key, value in after.items():
         assert np.all(np.isfinite(value)), key
-    assert np.all(np.isfinite(algo.qfunc_loss_averages[-1]))
-    assert np.all(np.isfinite(algo.policy_loss_averages[-1]))
+    assert np.all(np.isfinite(algo.qfunc.exe.outputs[0].asnumpy()))
+    assert np.all(np.isfinite(algo.policy_executor.outputs[0].asnumpy()))
     # both networks actually moved (most optimisers touch every parameter; demand the heads)
     for key in ("q.qfunc_qval_bias", "pi.policy_fc3_weight"):
         assert np.abs(after[key] - before[key]).max() > 1e-6, key

@@ -160,7 +160,10 @@ def test_qfunc_symbol_and_parameter_names(algo):
     assert internals.index("qunfc_concat_output") == internals.index("qfunc_relu2_output") + 2
     assert algo.qfunc.qval.list_outputs() == ["qfunc_qval_output"]
     outputs = algo.qfunc.loss.list_outputs()
-    assert len(outputs) == 2 and outputs[0] == "qfunc_loss_output"
+    # [loss, qval, the epoch statistics DDPG adds]
+    assert len(outputs) == 3 and outputs[0] == "qfunc_loss_output"
+    assert algo.qfunc.exe.outputs[1].shape == (algo.batch_size, 1)
+    assert algo.qfunc.exe.outputs[2].shape == (6,)
     assert sorted(algo.qfunc.get_loss_symbols()) == ["qval", "yval"]
     assert algo.policy_executor._symbol.list_outputs() == ["policy_loss_output"]
 

@@ -81,13 +81,14 @@ def test_do_update_matches_numpy(updater, q_hidden, merge, pi_hidden):
         batch = make_batch(rng)
         expected = reference.update(*[b.astype(np.float64) for b in batch])
         algo.do_update(itr, batch)
-        np.testing.assert_allclose(algo.q_averages[-1], expected["qvals"], rtol=1e-4,
-                                   atol=1e-5)
-        np.testing.assert_allclose(algo.y_averages[-1], expected["ys"], rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(algo.qfunc_loss_averages[-1], expected["q_loss"],
+        np.testing.assert_allclose(algo.qfunc.exe.outputs[1].asnumpy(), expected["qvals"],
+                                   rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(algo.qfunc.arg_dict["yval"].asnumpy(), expected["ys"],
+                                   rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(algo.qfunc.exe.outputs[0].asnumpy(), expected["q_loss"],
                                    rtol=1e-4)
-        np.testing.assert_allclose(algo.policy_loss_averages[-1], expected["policy_loss"],
-                                   rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(algo.policy_executor.outputs[0].asnumpy(),
+                                   expected["policy_loss"], rtol=1e-4, atol=1e-6)
         assert_params_close(algo.qfunc.arg_dict, reference.q.p, "qfunc")
         assert_params_close(algo.qfunc_target.arg_dict, reference.q_target.p, "qfunc_target")
         assert_params_close(algo.policy.arg_dict, reference.pi.p, "policy")

@@ -1,0 +1,55 @@
+"""The per-epoch statistics of DDPG's updates, summed on the device.
+
+The original appended four numpy arrays per update (copying Q values and targets to the host
+after every update) and averaged them at the end of the epoch. The sums below give the same
+tabular values: the Q-side sums are an extra output of the Q executor's forward pass, so one
+update costs two in-place additions and no host transfer; the host reads them once per epoch.
+"""
+import numpy as np
+
+import mxnet as mx
+
+#: What the Q executor's statistics output holds, in order: the loss, then sums over the batch.
+Q_STAT_NAMES = ("QLoss", "Q", "AbsQ", "Y", "AbsY", "AbsQYDiff")
+
+
+def q_statistics_symbol(loss, qval, yval):
+    """A (6,) symbol: the loss and the batch sums of q, |q|, y, |y| and |q - y|."""
+    sums = [mx.symbol.sum(qval), mx.symbol.sum(mx.symbol.abs(qval)), mx.symbol.sum(yval),
+            mx.symbol.sum(mx.symbol.abs(yval)), mx.symbol.sum(mx.symbol.abs(qval - yval))]
+    return mx.symbol.concat(mx.symbol.reshape(loss, shape=(1,)), *sums, dim=0,
+                            name="qfunc_stats")
+
+
+class UpdateStatistics(object):
+    """Sums of the Q statistics and the policy loss since the last ``reset``."""
+
+    def __init__(self, ctx, batch_size):
+        self.batch_size = batch_size
+        self.q_sums = mx.nd.zeros((len(Q_STAT_NAMES),), ctx=ctx)
+        self.policy_loss_sum = mx.nd.zeros((1,), ctx=ctx)
+        self.n_updates = 0
+
+    def add(self, q_stats, policy_loss):
+        self.q_sums += q_stats
+        self.policy_loss_sum += policy_loss.reshape((1,))
+        self.n_updates += 1
+
+    def averages(self):
+        """Tabular key -> value, the original's keys; empty before the first update."""
+        if self.n_updates == 0:
+            return {}
+        sums = self.q_sums.asnumpy().astype(np.float64)
+        n, n_values = self.n_updates, self.n_updates * self.batch_size
+        return {"AverageQLoss": sums[0] / n,
+                "AveragePolicyLoss": float(self.policy_loss_sum.asnumpy()[0]) / n,
+                "AverageQ": sums[1] / n_values,
+                "AverageAbsQ": sums[2] / n_values,
+                "AverageY": sums[3] / n_values,
+                "AverageAbsY": sums[4] / n_values,
+                "AverageAbsQYDiff": sums[5] / n_values}
+
+    def reset(self):
+        self.q_sums[:] = 0
+        self.policy_loss_sum[:] = 0
+        self.n_updates = 0

@@ -1,0 +1,39 @@
+"""The epoch statistics summed on the device equal the original's per-update averages."""
+import mxnet as mx
+import numpy as np
+
+from ddpg import DDPG
+from ddpg.policies import DeterministicMLPPolicy
+from ddpg.qfuncs import ContinuousMLPQ
+from ddpg.strategies import OUStrategy
+
+from helpers import PointEnv
+
+
+def test_update_statistics_match_numpy_averages_of_each_update():
+    env = PointEnv(obs_dim=3, act_dim=2)
+    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec),
+                qfunc=ContinuousMLPQ(env.spec), strategy=OUStrategy(env.spec), ctx=mx.cpu(),
+                batch_size=8, qfunc_lr=1e-2, policy_lr=1e-2, seed=5, progress_bar=False)
+    rng = np.random.RandomState(0)
+    losses, policy_losses, qs, ys = [], [], [], []
+    for itr in range(5):
+        batch = (rng.normal(size=(8, 3)), rng.uniform(-1, 1, size=(8, 2)), rng.normal(size=8),
+                 (rng.uniform(size=8) < 0.3).astype(np.float32), rng.normal(size=(8, 3)))
+        algo.do_update(itr, batch)
+        # what the original appended after each update
+        losses.append(algo.qfunc.exe.outputs[0].asnumpy())
+        qs.append(algo.qfunc.exe.outputs[1].asnumpy())
+        ys.append(algo.qfunc.arg_dict["yval"].asnumpy())
+        policy_losses.append(algo.policy_executor.outputs[0].asnumpy())
+    qs, ys = np.concatenate(qs), np.concatenate(ys)
+    expected = {"AverageQLoss": np.mean(losses), "AveragePolicyLoss": np.mean(policy_losses),
+                "AverageQ": np.mean(qs), "AverageAbsQ": np.mean(np.abs(qs)),
+                "AverageY": np.mean(ys), "AverageAbsY": np.mean(np.abs(ys)),
+                "AverageAbsQYDiff": np.mean(np.abs(qs - ys))}
+    averages = algo.update_stats.averages()
+    assert sorted(averages) == sorted(expected)
+    for key, value in expected.items():
+        np.testing.assert_allclose(averages[key], value, rtol=1e-5, atol=1e-7, err_msg=key)
+    algo.update_stats.reset()
+    assert algo.update_stats.averages() == {}
