@@ -19,6 +19,7 @@ import mxnet as mx
 from ddpg import logger
 from ddpg.context import resolve_ctx
 from ddpg.envs import is_box_space, seed_env
+from ddpg.fpu import flushing_denormals
 from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes, soft_update
 from ddpg.replay_mem import ReplayMem
 from ddpg.statistics import UpdateStatistics, q_statistics_symbol
@@ -40,6 +41,8 @@ class DDPG(object):
         environment's ``TimeLimit.truncated``) is stored as non-terminal, so its target
         bootstraps from s'. ``False`` gives the original's behaviour (dropped, or terminal).
     progress_bar: show pyprind's progress bar over each epoch.
+    flush_denormals: flush denormal floats to zero while building and training (several
+        times faster Adam steps on the CPU; see :mod:`ddpg.fpu`).
     """
 
     def __init__(self, env, policy, qfunc, strategy, ctx=None, batch_size=32, n_epochs=1000,
@@ -48,7 +51,7 @@ class DDPG(object):
                  qfunc_updater="adam", qfunc_lr=1e-4, policy_updater="adam", policy_lr=1e-4,
                  soft_target_tau=1e-3, n_updates_per_sample=1, include_horizon_terminal=False,
                  seed=12345, eval_env=None, eval_interval=1, bootstrap_truncated=True,
-                 progress_bar=True):
+                 progress_bar=True, flush_denormals=True):
         _check_env(env)
         mx.random.seed(seed)
         np.random.seed(seed)
@@ -84,7 +87,9 @@ class DDPG(object):
         seed_env(self.env, seed)
         seed_env(self.eval_env, seed + 1)
 
-        self.init_net()
+        self.flush_denormals = flush_denormals
+        with flushing_denormals(self.flush_denormals):
+            self.init_net()
 
         # training state, kept on the object so that a run can be saved and continued
         self.memory = None
@@ -243,6 +248,10 @@ class DDPG(object):
 
     def train_epoch(self, epoch):
         """One epoch: ``epoch_length`` environment steps with updates, then statistics."""
+        with flushing_denormals(self.flush_denormals):
+            self._train_epoch(epoch)
+
+    def _train_epoch(self, epoch):
         memory = self.memory
         action_shape = tuple(self.env.action_space.shape)
         epoch_start = time.time()

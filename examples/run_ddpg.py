@@ -22,6 +22,7 @@ from ddpg.envs import CartpoleEnv, GymEnv, normalize  # noqa: E402
 from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
 from ddpg.qfuncs import ContinuousMLPQ  # noqa: E402
 from ddpg.strategies import OUStrategy  # noqa: E402
+from ddpg.presets import add_preset_argument, parse_args_with_preset  # noqa: E402
 
 #: max_path_length of the original run.py, used for the cart-pole.
 CARTPOLE_MAX_PATH_LENGTH = 100
@@ -83,6 +84,7 @@ def build_parser():
     nets.add_argument("--ou-sigma", type=float, default=0.3)
 
     run = parser.add_argument_group("run")
+    add_preset_argument(run)
     run.add_argument("--ctx", choices=["auto", "cpu", "gpu"], default="auto",
                      help="auto = GPU when MXNet sees one, else CPU")
     run.add_argument("--seed", type=int, default=12345)
@@ -115,7 +117,8 @@ def setup_logging(log_dir, args):
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    # --preset supplies the defaults; flags given explicitly override it
+    args = parse_args_with_preset(build_parser(), argv)
     env, max_path_length = make_env(args)
     setup_logging(args.log_dir, args)
     policy = DeterministicMLPPolicy(env.spec, hidden_sizes=args.policy_hidden_sizes)

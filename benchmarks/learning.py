@@ -1,0 +1,477 @@
+#!/usr/bin/env python
+"""Learning benchmark: train a preset for several seeds, then summarise the evaluation returns.
+
+    python benchmarks/learning.py --task pendulum --seeds 1 2 3 4 5
+    python benchmarks/learning.py --task hopper --seeds 1 2 3 --parallel 2 --out runs/bench
+    python benchmarks/learning.py --task pendulum --seeds 1 --steps 3000 -- --memory-start-size 1000
+    python benchmarks/learning.py --task pendulum --summarize-only
+
+Each run is a subprocess ``examples/run_ddpg.py --preset TASK --seed S --log-dir
+OUT/TASK/seed_S`` (flags after ``--`` are passed on to it), so a benchmark run is exactly what a
+user gets from the example script. DDPG evaluates the deterministic policy on a separate copy of
+the environment after every epoch (``AverageReturn`` in ``progress.csv``).
+
+Folders and reruns, so that long benchmarks can be stopped and continued:
+
+* a run that exits successfully gets ``benchmark.json`` (its command, settings, wall time) in its
+  folder; a rerun skips such runs unless ``--overwrite``, and warns when the finished run was
+  asked for with other settings (``--steps`` or extra flags);
+* a folder without ``benchmark.json`` is an interrupted or failed run: a rerun moves it to
+  ``OUT/TASK/.failed/`` (kept for its logs; dot-folders are ignored by summaries and plots) and
+  starts that seed again from scratch;
+* each run's console output goes to ``output.log`` in its folder, next to the example script's
+  ``progress.csv``, ``debug.log`` and ``params.json``; the run's working directory is its folder,
+  so files an environment drops in the current directory (MuJoCo's ``MUJOCO_LOG.TXT``) stay
+  there.
+
+With ``--parallel N`` up to N runs go at once, each with its own thread budget
+(``OMP_NUM_THREADS``, ``MXNET_CPU_WORKER_NTHREADS``, ``MKL_NUM_THREADS``,
+``OPENBLAS_NUM_THREADS`` = ``--threads``, by default the CPU count divided by N), so that
+parallel runs do not oversubscribe the cores and slow each other down.
+
+The summary (printed, and written to ``OUT/TASK/summary.json``) covers every finished seed
+folder of the task. Over seeds it gives the mean and population std (ddof 0) of:
+
+* ``final_return``: the last evaluation's AverageReturn (what SB3's zoo and CleanRL report);
+* ``best_return``: each seed's best evaluation over training;
+* ``max_of_mean_curve``: the maximum over evaluations of the seed-averaged curve, the TD3
+  paper's metric ("max average return"), with the step count where it is reached;
+
+plus the environment steps, wall time per seed and in total (sum over seeds), and for a
+preset with a "solved" threshold (the cart-pole: 950) the first epoch at which each seed's
+AverageReturn reaches it.
+"""
+import argparse
+import datetime
+import importlib.util
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)  # run from a checkout without installing
+
+from ddpg.presets import METADATA, parse_args_with_preset, preset_names  # noqa: E402
+from ddpg.results import aggregate, mean_std, read_curve, read_rows  # noqa: E402
+
+RUN_SCRIPT = os.path.join(REPO, "examples", "run_ddpg.py")
+MARKER = "benchmark.json"
+SUMMARY = "summary.json"
+FAILED_DIR = ".failed"
+#: Flags the benchmark sets itself for every run; passing them after ``--`` is an error.
+RESERVED_FLAGS = ("--preset", "--seed", "--log-dir")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MXNET_CPU_WORKER_NTHREADS", "MKL_NUM_THREADS",
+                    "OPENBLAS_NUM_THREADS")
+
+
+def log(message):
+    print(message, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------
+
+def split_extra(argv):
+    """``(own arguments, run_ddpg arguments)``: everything after the first ``--`` is passed on."""
+    argv = list(argv)
+    if "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], argv[cut + 1:]
+    return argv, []
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        description="Train a preset of examples/run_ddpg.py for several seeds and summarise "
+                    "the evaluation returns. Arguments after -- go to run_ddpg.py.",
+        usage="%(prog)s --task TASK [TASK ...] [options] [-- run_ddpg.py flags]")
+    parser.add_argument("--task", nargs="+", default=None, choices=preset_names(),
+                        help="preset(s) to train (required unless --summarize-only)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3, 4, 5])
+    parser.add_argument("--out", default=os.path.join("runs", "bench"),
+                        help="runs go to OUT/TASK/seed_S")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="environment steps per run: sets --n-epochs to "
+                             "ceil(steps / epoch_length)")
+    parser.add_argument("--parallel", type=int, default=1, help="runs at once")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads per run (default: CPU count / --parallel)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="rerun seeds whose folder already holds a finished run")
+    parser.add_argument("--summarize-only", action="store_true",
+                        help="train nothing; summarise the existing folders (all tasks under "
+                             "--out when --task is not given)")
+    parser.add_argument("--python", default=sys.executable,
+                        help="interpreter for the runs")
+    return parser
+
+
+def load_run_script():
+    """examples/run_ddpg.py as a module, to parse run flags exactly as the runs will."""
+    spec = importlib.util.spec_from_file_location("run_ddpg", RUN_SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_settings(task, extra, seed=0):
+    """The run_ddpg.py arguments a run of ``task`` with ``extra`` flags will use.
+
+    Parsing them here checks the extra flags once, before any run starts, and gives the
+    effective ``epoch_length`` that ``--steps`` is divided by.
+    """
+    parser = load_run_script().build_parser()
+    parser.prog = "run_ddpg.py (the flags after --)"
+    try:
+        return parse_args_with_preset(parser, ["--preset", task, "--seed", str(seed)] + extra)
+    except SystemExit:
+        raise SystemExit("the flags after -- are not valid run_ddpg.py flags: %s"
+                         % " ".join(extra))
+
+
+def cpu_count():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+# ---------------------------------------------------------------------------------------------
+
+class Run(object):
+    """One seed of one task: its folder, command and, once started, its process."""
+
+    def __init__(self, task, seed, folder, command, request):
+        self.task, self.seed, self.folder = task, seed, folder
+        self.command = command
+        self.request = request  # what was asked for, to spot reruns with other settings
+        self.process = None
+        self.log_file = None
+        self.started = None
+
+    @property
+    def name(self):
+        return "%s seed %d" % (self.task, self.seed)
+
+
+def plan_task(args, task, extra):
+    """The runs of ``task`` that need training, moving unfinished folders out of the way."""
+    for flag in RESERVED_FLAGS:
+        if any(item == flag or item.startswith(flag + "=") for item in extra):
+            raise SystemExit("%s is set by the benchmark for every run; do not pass it after --"
+                             % flag)
+    settings = run_settings(task, extra)
+    n_epochs_flag = []
+    if args.steps is not None:
+        if any(item == "--n-epochs" or item.startswith("--n-epochs=") for item in extra):
+            raise SystemExit("give either --steps or --n-epochs after --, not both")
+        n_epochs = max(1, int(math.ceil(args.steps / float(settings.epoch_length))))
+        if n_epochs * settings.epoch_length != args.steps:
+            log("%s: --steps %d is not a multiple of epoch_length %d; running %d epochs "
+                "(%d steps)" % (task, args.steps, settings.epoch_length, n_epochs,
+                                n_epochs * settings.epoch_length))
+        n_epochs_flag = ["--n-epochs", str(n_epochs)]
+    request = {"task": task, "steps": args.steps, "extra": list(extra)}
+    task_dir = os.path.abspath(os.path.join(args.out, task))
+    runs = []
+    for seed in args.seeds:
+        folder = os.path.join(task_dir, "seed_%d" % seed)
+        marker = os.path.join(folder, MARKER)
+        if os.path.exists(marker) and not args.overwrite:
+            with open(marker) as marker_file:
+                done = json.load(marker_file)
+            if done.get("request") != request:
+                log("%s seed %d: WARNING: already finished with other settings (%s); pass "
+                    "--overwrite to rerun it with these" % (task, seed, done.get("request")))
+            else:
+                log("%s seed %d: already finished, skipped (--overwrite reruns it)"
+                    % (task, seed))
+            continue
+        if os.path.exists(folder):
+            if args.overwrite and os.path.exists(marker):
+                shutil.rmtree(folder)
+            else:
+                stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+                parked = os.path.join(task_dir, FAILED_DIR, "seed_%d-%s" % (seed, stamp))
+                os.makedirs(os.path.dirname(parked), exist_ok=True)
+                os.rename(folder, parked)
+                log("%s seed %d: unfinished folder moved to %s; starting again"
+                    % (task, seed, parked))
+        command = ([args.python, RUN_SCRIPT, "--preset", task, "--seed", str(seed),
+                    "--log-dir", folder, "--no-progress-bar"] + n_epochs_flag + list(extra))
+        runs.append(Run(task, seed, folder, command, request))
+    return runs
+
+
+def start(run, threads):
+    os.makedirs(run.folder, exist_ok=True)
+    env = dict(os.environ)
+    for variable in THREAD_VARIABLES:
+        env[variable] = str(threads)
+    env["PYTHONUNBUFFERED"] = "1"  # output.log follows the run as it goes
+    run.log_file = open(os.path.join(run.folder, "output.log"), "w")
+    run.started = time.time()
+    run.process = subprocess.Popen(run.command, cwd=run.folder, env=env, stdout=run.log_file,
+                                   stderr=subprocess.STDOUT)
+    log("%s: started (pid %d, %d thread%s) -> %s" % (run.name, run.process.pid, threads,
+                                                     "" if threads == 1 else "s", run.folder))
+
+
+def finish(run, threads):
+    """Record a finished process: the marker on success, the log's tail on failure."""
+    wall_time = time.time() - run.started
+    run.log_file.close()
+    code = run.process.returncode
+    if code != 0:
+        log("%s: FAILED (exit %d) after %.0f s; its folder is kept and moved aside on the "
+            "next run. Last lines of %s:" % (run.name, code, wall_time,
+                                              os.path.join(run.folder, "output.log")))
+        with open(os.path.join(run.folder, "output.log"), errors="replace") as output:
+            for line in output.readlines()[-15:]:
+                log("    " + line.rstrip())
+        return False
+    marker = {
+        "request": run.request,
+        "command": run.command,
+        "threads": threads,
+        "wall_time_s": wall_time,
+        "started": datetime.datetime.fromtimestamp(run.started).isoformat(timespec="seconds"),
+        "finished": datetime.datetime.now().isoformat(timespec="seconds"),
+    }
+    write_json(os.path.join(run.folder, MARKER), marker)
+    final = seed_result(run.folder).get("final_return")
+    log("%s: finished in %.0f s, final AverageReturn %s"
+        % (run.name, wall_time, "n/a" if final is None else "%.6g" % final))
+    return True
+
+
+def execute(runs, parallel, threads):
+    """Run ``runs`` with at most ``parallel`` at a time; True when all succeeded.
+
+    On Ctrl-C (or any error) the runs still going are stopped, so no orphan keeps training;
+    their folders have no marker and are started again on the next invocation.
+    """
+    pending, active, ok = list(runs), [], True
+    try:
+        while pending or active:
+            while pending and len(active) < parallel:
+                run = pending.pop(0)
+                start(run, threads)
+                active.append(run)
+            time.sleep(0.2)
+            for run in list(active):
+                if run.process.poll() is not None:
+                    active.remove(run)
+                    ok = finish(run, threads) and ok
+    finally:
+        for run in active:
+            if run.process.poll() is None:
+                log("%s: stopping (pid %d)" % (run.name, run.process.pid))
+                run.process.terminate()
+                try:
+                    run.process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    run.process.kill()
+                    run.process.wait()
+            run.log_file.close()
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------
+# summaries
+# ---------------------------------------------------------------------------------------------
+
+def write_json(path, data):
+    """Write JSON through a temporary file and a rename, so readers never see half a file."""
+    temporary = path + ".tmp"
+    with open(temporary, "w") as json_file:
+        json.dump(data, json_file, indent=2, sort_keys=True)
+        json_file.write("\n")
+    os.replace(temporary, path)
+
+
+def seed_result(folder, solved_return=None):
+    """Per-seed numbers from a run folder's progress.csv (and benchmark.json when present)."""
+    progress = os.path.join(folder, "progress.csv")
+    result = {"folder": folder, "final_return": None}
+    if not os.path.exists(progress):
+        return result
+    rows = read_rows(progress)
+    steps, returns = read_curve(progress, key="AverageReturn", x="TotalEnvSteps")
+    epochs, _ = read_curve(progress, key="AverageReturn", x="Epoch")
+    if len(returns):
+        best = int(returns.argmax())
+        result.update({
+            "final_return": float(returns[-1]),
+            "final_epoch": int(epochs[-1]),
+            "final_env_steps": int(steps[-1]),
+            "best_return": float(returns[best]),
+            "best_epoch": int(epochs[best]),
+            "evaluations": len(returns),
+        })
+    if rows and rows[-1].get("Time"):
+        result["train_time_s"] = float(rows[-1]["Time"])
+    if rows and rows[-1].get("TotalEnvSteps"):
+        result["env_steps"] = int(float(rows[-1]["TotalEnvSteps"]))
+    if solved_return is not None:
+        solved = [(int(e), int(s)) for e, s, r in zip(epochs, steps, returns)
+                  if r >= solved_return]
+        result["solved_epoch"] = solved[0][0] if solved else None
+        result["solved_env_steps"] = solved[0][1] if solved else None
+    marker = os.path.join(folder, MARKER)
+    if os.path.exists(marker):
+        with open(marker) as marker_file:
+            done = json.load(marker_file)
+        result["wall_time_s"] = done.get("wall_time_s")
+        result["request"] = done.get("request")
+    return result
+
+
+def seed_folders(task_dir):
+    """``{seed: folder}`` of the ``seed_N`` folders directly inside ``task_dir``."""
+    found = {}
+    if os.path.isdir(task_dir):
+        for name in os.listdir(task_dir):
+            path = os.path.join(task_dir, name)
+            if name.startswith("seed_") and os.path.isdir(path):
+                try:
+                    found[int(name[len("seed_"):])] = path
+                except ValueError:
+                    continue
+    return dict(sorted(found.items()))
+
+
+def summarize_task(task_dir, task):
+    """Summarise the finished seeds of ``task_dir``; write summary.json; return the summary."""
+    solved_return = METADATA.get(task, {}).get("solved_return")
+    finished, unfinished = {}, []
+    for seed, folder in seed_folders(task_dir).items():
+        result = seed_result(folder, solved_return)
+        if os.path.exists(os.path.join(folder, MARKER)) and result["final_return"] is not None:
+            finished[seed] = result
+        else:
+            unfinished.append(seed)
+    summary = {"task": task, "task_dir": task_dir, "seeds": sorted(finished),
+               "unfinished_seeds": unfinished, "std": "population (ddof 0) over seeds",
+               "per_seed": {str(seed): result for seed, result in finished.items()}}
+    params = os.path.join(task_dir, "seed_%d" % min(finished), "params.json") if finished \
+        else None
+    if params and os.path.exists(params):
+        with open(params) as params_file:
+            summary["env"] = json.load(params_file).get("env")
+    if finished:
+        results = list(finished.values())
+        requests = {json.dumps(r.get("request"), sort_keys=True) for r in results}
+        summary["mixed_settings"] = len(requests) > 1
+        for name in ("final_return", "best_return"):
+            mean, std = mean_std([r[name] for r in results])
+            summary[name] = {"mean": mean, "std": std}
+        curves = [read_curve(os.path.join(r["folder"], "progress.csv")) for r in results]
+        grid, mean_curve, _, _ = aggregate(curves)
+        peak = int(mean_curve.argmax())
+        summary["max_of_mean_curve"] = {"value": float(mean_curve[peak]),
+                                        "env_steps": int(grid[peak])}
+        steps = [r["final_env_steps"] for r in results]
+        summary["env_steps"] = {"min": min(steps), "max": max(steps)}
+        walls = [r.get("wall_time_s") for r in results]
+        known = [w for w in walls if w is not None]
+        summary["wall_time_s"] = {"per_seed": {str(s): r.get("wall_time_s")
+                                               for s, r in finished.items()},
+                                  "mean": mean_std(known)[0] if known else None,
+                                  "total": float(sum(known)) if known else None}
+        if solved_return is not None:
+            summary["solved_return"] = solved_return
+            summary["solved_epoch"] = {str(s): r["solved_epoch"] for s, r in finished.items()}
+    if os.path.isdir(task_dir):
+        write_json(os.path.join(task_dir, SUMMARY), summary)
+    return summary
+
+
+def format_summary(summary):
+    """The summary as printed lines: one headline per task, and the solved epochs if any."""
+    task = summary["task"]
+    env = summary.get("env")
+    head = "%s%s" % (task, " (%s)" % env if env else "")
+    if not summary["seeds"]:
+        return ["%s: no finished runs in %s%s" % (
+            head, summary["task_dir"], "; unfinished seeds %s" % summary["unfinished_seeds"]
+            if summary["unfinished_seeds"] else "")]
+    steps = summary["env_steps"]
+    steps_text = ("%d" % steps["min"] if steps["min"] == steps["max"]
+                  else "%d-%d" % (steps["min"], steps["max"]))
+    wall = summary["wall_time_s"]
+    wall_text = ("wall n/a" if wall["mean"] is None else
+                 "wall %.0f s per seed (mean), %.0f s total" % (wall["mean"], wall["total"]))
+    n = len(summary["seeds"])
+    lines = ["%s, %d seed%s: final AverageReturn %.1f +- %.1f | best epoch per seed %.1f +- "
+             "%.1f | max of the mean curve %.1f at %d steps | %s env steps | %s" % (
+                 head, n, "" if n == 1 else "s", summary["final_return"]["mean"],
+                 summary["final_return"]["std"], summary["best_return"]["mean"],
+                 summary["best_return"]["std"], summary["max_of_mean_curve"]["value"],
+                 summary["max_of_mean_curve"]["env_steps"], steps_text, wall_text)]
+    if "solved_epoch" in summary:
+        lines.append("  first epoch with AverageReturn >= %g: %s" % (
+            summary["solved_return"], ", ".join(
+                "seed %s: %s" % (seed, "never" if epoch is None else epoch)
+                for seed, epoch in summary["solved_epoch"].items())))
+    if summary["unfinished_seeds"]:
+        lines.append("  unfinished seeds (left out): %s" % summary["unfinished_seeds"])
+    if summary.get("mixed_settings"):
+        lines.append("  WARNING: these seeds were run with different settings (see "
+                     "summary.json per_seed.request)")
+    return lines
+
+
+def tasks_under(out):
+    """Task folders of ``out`` (those holding seed folders), for --summarize-only."""
+    if not os.path.isdir(out):
+        return []
+    return sorted(name for name in os.listdir(out)
+                  if not name.startswith(".") and seed_folders(os.path.join(out, name)))
+
+
+def main(argv=None):
+    own, extra = split_extra(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(own)
+    if args.parallel < 1:
+        parser.error("--parallel must be at least 1")
+    if args.steps is not None and args.steps < 1:
+        parser.error("--steps must be positive")
+    args.seeds = sorted(set(args.seeds), key=args.seeds.index)  # a seed twice = one run
+    tasks = args.task
+    if not tasks:
+        if not args.summarize_only:
+            parser.error("--task is required (unless --summarize-only)")
+        tasks = tasks_under(args.out)
+        if not tasks:
+            parser.error("no task folders with seed_N runs under %s" % args.out)
+    ok = True
+    started = time.time()
+    if not args.summarize_only:
+        threads = args.threads or max(1, cpu_count() // args.parallel)
+        runs = []
+        for task in tasks:
+            runs.extend(plan_task(args, task, extra))
+        ok = execute(runs, args.parallel, threads)
+        if runs:
+            log("trained %d run(s) in %.0f s" % (len(runs), time.time() - started))
+    for task in tasks:
+        for line in format_summary(summarize_task(os.path.abspath(os.path.join(args.out, task)),
+                                                  task)):
+            log(line)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)

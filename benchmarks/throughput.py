@@ -1,0 +1,247 @@
+#!/usr/bin/env python
+"""Environment steps per second of our DDPG and Stable-Baselines3's, on identical work.
+
+Both train on gymnasium's Pendulum-v1 with the same network sizes, batch size, warm-up (steps
+collected before the first update), one update per environment step afterwards, the same
+number of timed steps and the same thread count, in one process. Prints steps/s for each, the
+ratio ours/SB3, a breakdown of our time per step, and for the large configurations the
+achieved GFLOP/s of our update against this machine's measured float32 matmul rate.
+
+    python benchmarks/throughput.py                 # the three configurations of issue 4
+    python benchmarks/throughput.py --configs 1 --steps 5000 --threads 1
+    python benchmarks/throughput.py --ctx gpu --skip-sb3
+
+Needs ``pip install -r requirements-bench.txt`` (torch, stable-baselines3) unless --skip-sb3.
+"""
+import argparse
+import contextlib
+import io
+import os
+import sys
+import time
+
+# Thread and engine settings must be in place before mxnet or torch load.
+if __name__ == "__main__":
+    _pre = argparse.ArgumentParser(add_help=False)
+    _pre.add_argument("--threads", type=int, default=2)
+    _pre.add_argument("--engine", default=None)
+    _known, _ = _pre.parse_known_args()
+    os.environ["OMP_NUM_THREADS"] = str(_known.threads)
+    if _known.engine:
+        os.environ["MXNET_ENGINE_TYPE"] = _known.engine
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+
+import numpy as np  # noqa: E402
+
+import ddpg  # noqa: E402,F401  (sets MXNet's environment before mxnet loads)
+import mxnet as mx  # noqa: E402
+from ddpg import DDPG, logger  # noqa: E402
+from ddpg import ddpg as ddpg_module  # noqa: E402
+from ddpg.envs import GymEnv, normalize  # noqa: E402
+from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
+from ddpg.qfuncs import ContinuousMLPQ  # noqa: E402
+from ddpg.strategies import OUStrategy  # noqa: E402
+
+#: name -> (policy hidden sizes, Q hidden sizes, Q action merge layer, batch size)
+CONFIGS = {
+    "1": ("original sizes: 32-unit layers, batch 32", (32, 32), (32, 32, 32), 2, 32),
+    "2": ("paper sizes: 400-300, batch 64", (400, 300), (400, 300), 1, 64),
+    "3": ("SB3 defaults: 400-300, batch 256", (400, 300), (400, 300), 1, 256),
+}
+ENV_ID = "Pendulum-v1"
+
+
+def make_ours(config, warmup, ctx, seed=0):
+    _, policy_sizes, q_sizes, merge, batch = CONFIGS[config]
+    env = normalize(GymEnv(ENV_ID))
+    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=policy_sizes),
+                qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_sizes, action_merge_layer=merge),
+                strategy=OUStrategy(env.spec, sigma=0.1), ctx=ctx, batch_size=batch,
+                n_epochs=1000, epoch_length=warmup, memory_size=200000,
+                memory_start_size=warmup, max_path_length=200, qfunc_lr=1e-3, policy_lr=1e-3,
+                soft_target_tau=0.005, eval_interval=None, seed=seed, progress_bar=False)
+    return algo
+
+
+def time_ours(config, warmup, steps, ctx):
+    algo = make_ours(config, warmup, ctx)
+    algo.memory = None
+    algo.epoch_length = warmup
+    _start_training(algo)
+    quiet(algo.train_epoch, 0)  # warm-up: fills the memory, no timing
+    algo.epoch_length = steps
+    mx.nd.waitall()
+    start = time.perf_counter()
+    quiet(algo.train_epoch, 1)
+    mx.nd.waitall()
+    return steps / (time.perf_counter() - start), algo
+
+
+def quiet(function, *args):
+    """Run ``function`` without the epoch's log lines and table on stdout."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return function(*args)
+
+
+def _start_training(algo):
+    """What DDPG.train does before its first epoch."""
+    from ddpg.replay_mem import ReplayMem
+    algo.memory = ReplayMem(algo.env.observation_space.flat_dim,
+                            algo.env.action_space.flat_dim, algo.memory_size)
+    algo.obs = algo.env.reset()
+
+
+class SectionTimer(object):
+    """Wraps functions to add their wall time to a named section."""
+
+    def __init__(self):
+        self.seconds = {}
+
+    def wrap(self, name, function, sync=False):
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            result = function(*args, **kwargs)
+            if sync:
+                mx.nd.waitall()
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+            return result
+        return timed
+
+
+def breakdown_ours(config, warmup, steps, ctx):
+    """Per-step time of each part of a training step (MXNet synchronised after each part,
+    so the parts add up; the total is therefore a little slower than the timed run)."""
+    algo = make_ours(config, warmup, ctx)
+    algo.epoch_length = warmup
+    _start_training(algo)
+    quiet(algo.train_epoch, 0)
+    timer = SectionTimer()
+    env, strategy, memory = algo.env, algo.strategy, algo.memory
+    env.step = timer.wrap("env step", env.step)
+    strategy.get_action = timer.wrap("action selection", strategy.get_action, sync=True)
+    memory.get_batch = timer.wrap("replay sampling", memory.get_batch)
+    memory.add_sample = timer.wrap("replay storing", memory.add_sample)
+    originals = (ddpg_module.copy_into, ddpg_module.soft_update)
+    ddpg_module.copy_into = timer.wrap("host-to-device copies", ddpg_module.copy_into, True)
+    ddpg_module.soft_update = timer.wrap("target update", ddpg_module.soft_update, True)
+    algo.do_update = timer.wrap("update (all six steps)", algo.do_update, sync=True)
+    try:
+        algo.epoch_length = steps
+        start = time.perf_counter()
+        quiet(algo.train_epoch, 1)
+        total = time.perf_counter() - start
+    finally:
+        ddpg_module.copy_into, ddpg_module.soft_update = originals
+    seconds = dict(timer.seconds)
+    inner = seconds.get("host-to-device copies", 0) + seconds.get("target update", 0)
+    seconds["update (all six steps)"] -= inner
+    seconds["update: networks and optimisers"] = seconds.pop("update (all six steps)")
+    seconds["other (loop, logging)"] = total - sum(seconds.values())
+    return {name: 1e6 * value / steps for name, value in seconds.items()}, 1e6 * total / steps
+
+
+def update_flops(config):
+    """Floating-point operations of one update (multiply-adds count 2), for GFLOP/s."""
+    _, policy_sizes, q_sizes, merge, batch = CONFIGS[config]
+    obs_dim, act_dim = 3, 1
+
+    def mlp_macs(layer_inputs, layer_outputs):
+        return sum(i * o for i, o in zip(layer_inputs, layer_outputs))
+
+    q_in = [obs_dim] + list(q_sizes)
+    q_in[merge] += act_dim
+    q_macs = mlp_macs(q_in, list(q_sizes) + [1])
+    p_macs = mlp_macs([obs_dim] + list(policy_sizes), list(policy_sizes) + [act_dim])
+    # forward passes: target policy, policy, target Q, Q (train), policy executor (Q);
+    # backward passes cost about twice a forward: Q, policy executor (Q), policy
+    forward = 2 * p_macs + 3 * q_macs
+    backward = 2 * (2 * q_macs + p_macs)
+    return 2.0 * batch * (forward + backward)
+
+
+def matmul_gflops(n=1024, repeat=10):
+    """This machine's float32 matrix-multiply rate through MXNet (the compute ceiling)."""
+    a = mx.nd.random.uniform(shape=(n, n))
+    b = mx.nd.random.uniform(shape=(n, n))
+    mx.nd.dot(a, b).wait_to_read()
+    start = time.perf_counter()
+    for _ in range(repeat):
+        out = mx.nd.dot(a, b)
+    out.wait_to_read()
+    return 2.0 * n ** 3 * repeat / (time.perf_counter() - start) / 1e9
+
+
+def time_sb3(config, warmup, steps, threads, seed=0):
+    import torch
+    from stable_baselines3 import DDPG as SB3DDPG
+    from stable_baselines3.common.noise import OrnsteinUhlenbeckActionNoise
+    torch.set_num_threads(threads)
+    import gymnasium
+    _, policy_sizes, q_sizes, _, batch = CONFIGS[config]
+    env = gymnasium.make(ENV_ID)
+    noise = OrnsteinUhlenbeckActionNoise(mean=np.zeros(1), sigma=0.1 * np.ones(1))
+    model = SB3DDPG("MlpPolicy", env, learning_rate=1e-3, buffer_size=200000,
+                    learning_starts=warmup, batch_size=batch, tau=0.005, gamma=0.99,
+                    train_freq=1, gradient_steps=1, action_noise=noise, seed=seed,
+                    device="cpu", policy_kwargs=dict(net_arch=dict(pi=list(policy_sizes),
+                                                                   qf=list(q_sizes))))
+    model.learn(total_timesteps=warmup)
+    start = time.perf_counter()
+    model.learn(total_timesteps=steps, reset_num_timesteps=False)
+    return steps / (time.perf_counter() - start)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--configs", nargs="+", default=["1", "2", "3"], choices=list(CONFIGS))
+    parser.add_argument("--steps", type=int, default=3000, help="timed environment steps")
+    parser.add_argument("--warmup", type=int, default=1000,
+                        help="steps collected before updates start (not timed)")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="OMP threads for MXNet and torch.set_num_threads for SB3")
+    parser.add_argument("--engine", default=None,
+                        help="MXNet engine (MXNET_ENGINE_TYPE), e.g. ThreadedEnginePerDevice")
+    parser.add_argument("--ctx", default="cpu", help="cpu, gpu or gpu:N")
+    parser.add_argument("--skip-sb3", action="store_true")
+    parser.add_argument("--no-breakdown", action="store_true")
+    args = parser.parse_args()
+    logger.set_log_tabular_only(True)
+    ctx = ddpg.context.resolve_ctx(args.ctx)
+
+    print("machine: %d CPU cores visible, ctx %s, MXNet engine %s, threads %d, mxnet %s"
+          % (os.cpu_count(), ctx, os.environ.get("MXNET_ENGINE_TYPE", "default"),
+             args.threads, mx.__version__))
+    ceiling = matmul_gflops() if ctx.device_type == "cpu" else None
+    if ceiling:
+        print("float32 matmul ceiling (MXNet dot, 1024x1024): %.1f GFLOP/s" % ceiling)
+    for config in args.configs:
+        title = CONFIGS[config][0]
+        ours, _ = time_ours(config, args.warmup, args.steps, ctx)
+        line = "config %s (%s): ours %.1f steps/s" % (config, title, ours)
+        if not args.skip_sb3:
+            sb3 = time_sb3(config, args.warmup, args.steps, args.threads)
+            line += ", SB3 %.1f steps/s, ratio ours/SB3 %.2fx" % (sb3, ours / sb3)
+        print(line)
+        parts = None
+        if not args.no_breakdown:
+            parts, total = breakdown_ours(config, args.warmup, min(args.steps, 2000), ctx)
+            print("  breakdown per step (synchronised, %.0f us in all):" % total)
+            for name, micros in sorted(parts.items(), key=lambda item: -item[1]):
+                print("    %-34s %8.1f us" % (name, micros))
+        if config != "1" and ceiling:
+            flops = update_flops(config)
+            gflops = flops * ours / 1e9
+            print("  arithmetic: %.3f GFLOP per update; %.2f GFLOP/s over whole steps (%.0f%% "
+                  "of the matmul ceiling)" % (flops / 1e9, gflops, 100 * gflops / ceiling))
+            if parts:
+                update_us = sum(v for k, v in parts.items() if k.startswith("update") or
+                                k in ("host-to-device copies", "target update"))
+                in_update = flops / (update_us * 1e-6) / 1e9
+                print("  during the update alone: %.2f GFLOP/s (%.0f%% of the ceiling)"
+                      % (in_update, 100 * in_update / ceiling))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""Named hyperparameter presets for ``examples/run_ddpg.py --preset NAME``.
+
+A preset is a set of defaults for the example script's flags, keyed by the flags' argparse
+destinations (``--qfunc-lr`` is ``qfunc_lr``). Precedence, lowest to highest: the script's own
+defaults (the MXNet example's ``run.py``), the preset, flags given on the command line. So
+``--preset pendulum --batch-size 64`` is the pendulum preset with batch 64.
+
+Presets exist so that a learning benchmark names *one* reviewed set of settings per task
+instead of a long command line copied between scripts, and so that the README, the benchmark
+script and the runs' ``params.json`` agree on what was run.
+
+``original``
+    The MXNet example's ``run.py`` on rllab's cart-pole: 32-unit networks (Q: 32-32, action,
+    32), batch 32, Adam with policy lr 1e-4 and Q lr 1e-3, tau 1e-3, OU sigma 0.3, 10,000
+    warm-up transitions, 100-step episodes, 1000 epochs of 1000 steps. These are the script's
+    defaults; the preset spells them out so that they can be listed and compared.
+
+``pendulum``
+    gymnasium ``Pendulum-v1`` in the spirit of the rl-baselines3-zoo DDPG settings (400-300
+    networks, lr 1e-3 for both, tau 0.005, batch 256, buffer 2e5, gamma 0.98, 10,000 warm-up
+    steps, 20,000 steps). Differences, because this library does not have them (yet): the zoo
+    explores with Gaussian noise of std 0.1 and warms up with uniformly random actions; here
+    the noise is OU (theta 0.15, sigma 0.1: a stationary std of about 0.19 on [-1, 1] actions)
+    and the warm-up transitions come from the untrained policy plus that noise. As in the DDPG
+    paper the action joins the Q network after its first hidden layer (``action_merge_layer``
+    1). Evaluation: 10 deterministic episodes (2000 steps) after every 1000-step epoch.
+
+``halfcheetah``, ``hopper``
+    MuJoCo ``HalfCheetah-v5`` and ``Hopper-v5`` (gymnasium 1.x with the ``mujoco`` extra, see
+    ``requirements-bench.txt``) with the DDPG paper's networks and learning rates (400-300, the
+    action entering the Q network at the second layer, Adam 1e-4 for the policy and 1e-3 for
+    Q, OU theta 0.15 sigma 0.2, gamma 0.99, buffer 1e6) and the batch size and target rate of
+    the later re-tuned implementations (batch 256 and tau 0.005, as the TD3 authors'
+    "OurDDPG", Stable-Baselines3 and CleanRL). Warm-up: 25,000 transitions for HalfCheetah (as
+    TD3/CleanRL) and 10,000 for Hopper, whose early episodes end after a few dozen steps.
+    1000-step episodes; 200 epochs of 5000 steps (1M steps) with 10 evaluation episodes
+    (10,000 steps) after each.
+
+Presets may also carry benchmark metadata under :data:`METADATA` (not flags): a task's
+"solved" threshold for the evaluation return, used by ``benchmarks/learning.py``.
+"""
+import argparse
+import copy
+
+__all__ = ["PRESETS", "METADATA", "preset_names", "get_preset", "add_preset_argument",
+           "parse_args_with_preset", "check_preset_keys"]
+
+#: Flag values per preset, keyed by argparse destination. Lists (not tuples) for the
+#: ``nargs="+"`` flags, so that a preset's value looks like a parsed command line's.
+PRESETS = {
+    "original": {
+        "env": "cartpole",
+        "policy_hidden_sizes": [32, 32],
+        "qfunc_hidden_sizes": [32, 32, 32],
+        "qfunc_action_merge_layer": 2,
+        "batch_size": 32,
+        "qfunc_lr": 1e-3,
+        "policy_lr": 1e-4,
+        "soft_target_tau": 1e-3,
+        "memory_size": 1000000,
+        "memory_start_size": 10000,
+        "discount": 0.99,
+        "ou_theta": 0.15,
+        "ou_sigma": 0.3,
+        "max_path_length": 100,
+        "epoch_length": 1000,
+        "n_epochs": 1000,
+        "eval_samples": 10000,
+    },
+    "pendulum": {
+        "env": "Pendulum-v1",
+        "policy_hidden_sizes": [400, 300],
+        "qfunc_hidden_sizes": [400, 300],
+        "qfunc_action_merge_layer": 1,
+        "batch_size": 256,
+        "qfunc_lr": 1e-3,
+        "policy_lr": 1e-3,
+        "soft_target_tau": 0.005,
+        "memory_size": 200000,
+        "memory_start_size": 10000,
+        "discount": 0.98,
+        "ou_theta": 0.15,
+        "ou_sigma": 0.1,
+        "max_path_length": 200,
+        "epoch_length": 1000,
+        "n_epochs": 20,
+        "eval_samples": 2000,
+    },
+    "halfcheetah": {
+        "env": "HalfCheetah-v5",
+        "policy_hidden_sizes": [400, 300],
+        "qfunc_hidden_sizes": [400, 300],
+        "qfunc_action_merge_layer": 1,
+        "batch_size": 256,
+        "qfunc_lr": 1e-3,
+        "policy_lr": 1e-4,
+        "soft_target_tau": 0.005,
+        "memory_size": 1000000,
+        "memory_start_size": 25000,
+        "discount": 0.99,
+        "ou_theta": 0.15,
+        "ou_sigma": 0.2,
+        "max_path_length": 1000,
+        "epoch_length": 5000,
+        "n_epochs": 200,
+        "eval_samples": 10000,
+    },
+    "hopper": {
+        "env": "Hopper-v5",
+        "policy_hidden_sizes": [400, 300],
+        "qfunc_hidden_sizes": [400, 300],
+        "qfunc_action_merge_layer": 1,
+        "batch_size": 256,
+        "qfunc_lr": 1e-3,
+        "policy_lr": 1e-4,
+        "soft_target_tau": 0.005,
+        "memory_size": 1000000,
+        "memory_start_size": 10000,
+        "discount": 0.99,
+        "ou_theta": 0.15,
+        "ou_sigma": 0.2,
+        "max_path_length": 1000,
+        "epoch_length": 5000,
+        "n_epochs": 200,
+        "eval_samples": 10000,
+    },
+}
+
+#: Per-preset facts for benchmarking that are not flags of the example script.
+#: ``solved_return``: evaluation AverageReturn counted as solving the task (the cart-pole's
+#: maximum is 1000: 10 per step for 100 steps).
+METADATA = {
+    "original": {"solved_return": 950.0},
+    "pendulum": {},
+    "halfcheetah": {},
+    "hopper": {},
+}
+
+
+def preset_names():
+    """The preset names, in the order they are documented."""
+    return list(PRESETS)
+
+
+def get_preset(name):
+    """A deep copy of preset ``name``'s flag values (callers may change it freely)."""
+    if name not in PRESETS:
+        raise ValueError("unknown preset %r; known presets: %s"
+                         % (name, ", ".join(preset_names())))
+    return copy.deepcopy(PRESETS[name])
+
+
+def add_preset_argument(parser):
+    """Add ``--preset NAME`` to ``parser`` (its value is applied by parse_args_with_preset)."""
+    parser.add_argument(
+        "--preset", choices=preset_names(), default=None,
+        help="named hyperparameter settings (see ddpg/presets.py and the README); flags "
+             "given on the command line override them")
+    return parser
+
+
+def check_preset_keys(parser, values):
+    """Raise ``ValueError`` unless every key of ``values`` is a destination of ``parser``.
+
+    ``ArgumentParser.set_defaults`` accepts any name silently, so a misspelt or renamed
+    flag in a preset would otherwise be ignored without a word.
+    """
+    known = {action.dest for action in parser._actions}  # pylint: disable=protected-access
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError("preset keys %s are not options of this parser" % (unknown,))
+
+
+def parse_args_with_preset(parser, argv=None):
+    """Parse ``argv`` with ``parser``, the chosen ``--preset`` supplying the defaults.
+
+    Two passes: the first reads only ``--preset`` (everything else is left for later); the
+    preset's values then become the parser's defaults, and the second pass parses the whole
+    command line, so explicit flags win over the preset and the preset over the built-in
+    defaults. ``parser`` must have been given :func:`add_preset_argument`.
+    """
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--preset", choices=preset_names(), default=None)
+    known, _ = first.parse_known_args(argv)
+    if known.preset is not None:
+        values = get_preset(known.preset)
+        check_preset_keys(parser, values)
+        parser.set_defaults(**values)
+    return parser.parse_args(argv)

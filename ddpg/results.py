@@ -1,0 +1,164 @@
+"""Reading ``progress.csv`` files and combining learning curves over seeds.
+
+Shared by ``ddpg.plot`` (figures) and ``benchmarks/learning.py`` (summaries), and kept free of
+matplotlib so that summaries work where only the library's own requirements are installed.
+
+Conventions, chosen once here so that every figure and table means the same thing:
+
+* A **run** is one ``progress.csv`` (one seed). Its folder is the *run folder*; by default the
+  run's **group** is the name of the folder above it, so ``runs/bench/pendulum/seed_1`` belongs
+  to group ``pendulum`` and its seeds are averaged together.
+* Rows whose value (or x) is empty or not a finite number are skipped: an epoch without an
+  evaluation leaves ``AverageReturn`` empty (see ``DDPG.eval_interval``).
+* The spread over seeds is the **population standard deviation** (``numpy.std``, ddof 0), as
+  rllab's and Stable-Baselines3's logs use for their ``Std`` columns.
+* Seeds whose curves have different x points are **interpolated linearly onto the union of
+  their x points, restricted to the range that every seed covers** (no extrapolation), so each
+  point of a mean curve averages all the group's seeds. Runs of one preset evaluate at the same
+  steps, so this normally changes nothing; it matters when comparing runs of different epoch
+  lengths, or while one seed is still running (the group's curve then stops where the
+  shortest seed stops, and :func:`aggregate` says which seed limits it).
+"""
+import csv
+import fnmatch
+import math
+import os
+
+import numpy as np
+
+__all__ = ["PROGRESS_FILE", "find_progress_files", "read_rows", "read_curve",
+           "group_of", "group_runs", "aggregate", "mean_std"]
+
+PROGRESS_FILE = "progress.csv"
+
+
+def find_progress_files(paths):
+    """The ``progress.csv`` files under ``paths``, sorted, without duplicates.
+
+    Each path may be a ``progress.csv`` (any name, in fact: a file is taken as it is), a run
+    folder holding one, or any folder above run folders, searched recursively. Folders whose
+    name starts with a dot are skipped: the benchmark script moves failed runs into
+    ``.failed`` so that they stay inspectable without polluting figures and summaries.
+    """
+    found = []
+    for path in paths:
+        if os.path.isfile(path):
+            found.append(os.path.normpath(path))
+            continue
+        if not os.path.isdir(path):
+            raise FileNotFoundError("no such file or folder: %s" % (path,))
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            if PROGRESS_FILE in files:
+                found.append(os.path.normpath(os.path.join(root, PROGRESS_FILE)))
+    unique = []
+    for path in found:
+        if path not in unique:
+            unique.append(path)
+    return sorted(unique)
+
+
+def read_rows(path):
+    """All rows of a CSV file as dictionaries of strings (the header gives the keys)."""
+    with open(path, newline="") as csv_file:
+        return list(csv.DictReader(csv_file))
+
+
+def _number(text):
+    """``float(text)``, or None for an empty cell or anything that is not a finite number."""
+    if text is None or text == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def read_curve(path, key="AverageReturn", x="TotalEnvSteps"):
+    """Arrays ``(xs, ys)`` of the rows of ``path`` where both ``x`` and ``key`` are numbers.
+
+    Raises ``KeyError`` naming the columns that exist when either column is missing, since a
+    misspelt ``--key`` would otherwise give an empty figure.
+    """
+    rows = read_rows(path)
+    columns = list(rows[0].keys()) if rows else []
+    for column in (x, key):
+        if rows and column not in columns:
+            raise KeyError("%s has no column %r; its columns are: %s"
+                           % (path, column, ", ".join(columns)))
+    xs, ys = [], []
+    for row in rows:
+        x_value, y_value = _number(row.get(x)), _number(row.get(key))
+        if x_value is not None and y_value is not None:
+            xs.append(x_value)
+            ys.append(y_value)
+    return np.asarray(xs, dtype=np.float64), np.asarray(ys, dtype=np.float64)
+
+
+def _run_folder(progress_path):
+    return os.path.dirname(os.path.abspath(progress_path))
+
+
+def group_of(progress_path, labels=()):
+    """The group of a run: the first ``(name, glob)`` of ``labels`` that matches, else the name
+    of the folder above the run folder.
+
+    A glob matches the run folder's path or the ``progress.csv`` path, as given or absolute,
+    with ``fnmatch`` rules (``*`` also matches ``/``), so ``"*pendulum*"`` catches every run
+    with ``pendulum`` anywhere in its path.
+    """
+    candidates = [progress_path, os.path.dirname(progress_path),
+                  os.path.abspath(progress_path), _run_folder(progress_path)]
+    for name, pattern in labels:
+        if any(fnmatch.fnmatch(candidate, pattern) for candidate in candidates):
+            return name
+    return os.path.basename(os.path.dirname(_run_folder(progress_path))) or "runs"
+
+
+def group_runs(progress_paths, labels=()):
+    """``{group: [progress paths]}``, groups in the order they first appear."""
+    groups = {}
+    for path in progress_paths:
+        groups.setdefault(group_of(path, labels), []).append(path)
+    return groups
+
+
+def mean_std(values):
+    """Mean and population std (ddof 0) of a sequence; ``(nan, nan)`` when it is empty."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return float("nan"), float("nan")
+    return float(np.mean(values)), float(np.std(values))
+
+
+def aggregate(curves):
+    """Mean and std over seeds of several ``(xs, ys)`` curves.
+
+    Returns ``(grid, mean, std, limited_by)``: the grid is the sorted union of the curves' x
+    points inside ``[max of first x, min of last x]`` (the range all curves cover), each curve
+    is linearly interpolated onto it, and ``limited_by`` is the index of the curve that ends
+    first (the one to blame when a group's line is shorter than expected), or None when all
+    end at the same x. Empty curves are an error: a seed without a single data point cannot be
+    averaged with the others.
+    """
+    if not curves:
+        raise ValueError("no curves to aggregate")
+    for index, (xs, _) in enumerate(curves):
+        if len(xs) == 0:
+            raise ValueError("curve %d has no data points" % index)
+    sorted_curves = []
+    for xs, ys in curves:
+        order = np.argsort(xs, kind="stable")
+        sorted_curves.append((np.asarray(xs)[order], np.asarray(ys)[order]))
+    start = max(xs[0] for xs, _ in sorted_curves)
+    ends = [xs[-1] for xs, _ in sorted_curves]
+    stop = min(ends)
+    union = np.unique(np.concatenate([xs for xs, _ in sorted_curves]))
+    grid = union[(union >= start) & (union <= stop)]
+    if grid.size == 0:
+        raise ValueError("the curves have no x range in common (starts up to %g, ends from %g)"
+                         % (start, stop))
+    stacked = np.stack([np.interp(grid, xs, ys) for xs, ys in sorted_curves])
+    limited_by = None if max(ends) == stop else int(np.argmin(ends))
+    return grid, stacked.mean(axis=0), stacked.std(axis=0), limited_by

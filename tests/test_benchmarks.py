@@ -1,0 +1,175 @@
+"""benchmarks/learning.py end to end on a few hundred steps, ddpg.plot, and ddpg.results."""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ddpg.results import aggregate, find_progress_files, group_of, read_curve
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(REPO, "benchmarks", "learning.py")
+SMALL = ["--epoch-length", "200", "--memory-start-size", "100", "--eval-samples", "200",
+         "--batch-size", "32", "--qfunc-hidden-sizes", "16", "16", "--policy-hidden-sizes",
+         "16", "16", "--ctx", "cpu"]
+
+
+def bench(*args):
+    return subprocess.run([sys.executable, BENCH] + list(args), capture_output=True,
+                          text=True, timeout=240)
+
+
+@pytest.fixture(scope="module")
+def bench_out(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    result = bench("--task", "pendulum", "--seeds", "1", "2", "--steps", "400", "--parallel",
+                   "2", "--out", str(out), "--", *SMALL)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out, result.stdout
+
+
+def final_returns(out):
+    finals = []
+    for seed in (1, 2):
+        with open(os.path.join(out, "pendulum", "seed_%d" % seed, "progress.csv")) as f:
+            rows = list(csv.DictReader(f))
+        assert [r["Epoch"] for r in rows] == ["0", "1"]  # 400 steps / 200 per epoch
+        assert rows[-1]["TotalEnvSteps"] == "400"
+        assert all(r["AverageReturn"] != "" for r in rows)  # evaluated every epoch
+        finals.append([float(r["AverageReturn"]) for r in rows])
+    return np.array(finals)
+
+
+def test_benchmark_writes_runs_and_summary(bench_out):
+    out, stdout = bench_out
+    returns = final_returns(out)
+    with open(os.path.join(out, "pendulum", "summary.json")) as f:
+        summary = json.load(f)
+    assert summary["seeds"] == [1, 2] and summary["unfinished_seeds"] == []
+    assert summary["env"] == "Pendulum-v1"
+    np.testing.assert_allclose(summary["final_return"]["mean"], returns[:, -1].mean())
+    np.testing.assert_allclose(summary["final_return"]["std"], returns[:, -1].std())
+    np.testing.assert_allclose(summary["best_return"]["mean"], returns.max(axis=1).mean())
+    np.testing.assert_allclose(summary["max_of_mean_curve"]["value"],
+                               returns.mean(axis=0).max())
+    assert summary["env_steps"] == {"min": 400, "max": 400}
+    walls = summary["wall_time_s"]["per_seed"]
+    assert all(walls[s] > 0 for s in ("1", "2"))
+    np.testing.assert_allclose(summary["wall_time_s"]["total"], walls["1"] + walls["2"])
+    for seed in (1, 2):
+        folder = os.path.join(out, "pendulum", "seed_%d" % seed)
+        with open(os.path.join(folder, "params.json")) as f:
+            params = json.load(f)
+        assert params["preset"] == "pendulum" and params["seed"] == seed
+        assert params["n_epochs"] == 2 and params["batch_size"] == 32
+        assert params["discount"] == 0.98  # from the preset
+        assert os.path.exists(os.path.join(folder, "benchmark.json"))
+    headline = "final AverageReturn %.1f +- %.1f" % (returns[:, -1].mean(), returns[:, -1].std())
+    assert headline in stdout
+
+
+def test_finished_runs_are_skipped_and_summary_reprinted(bench_out):
+    out, first_stdout = bench_out
+    csv_path = os.path.join(out, "pendulum", "seed_1", "progress.csv")
+    before = os.stat(csv_path).st_mtime_ns
+    again = bench("--task", "pendulum", "--seeds", "1", "2", "--steps", "400", "--out",
+                  str(out), "--", *SMALL)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout.count("already finished, skipped") == 2
+    assert os.stat(csv_path).st_mtime_ns == before
+    only = bench("--summarize-only", "--out", str(out))
+    assert only.returncode == 0, only.stderr[-3000:]
+    headline = [line for line in first_stdout.splitlines() if "final AverageReturn" in line]
+    assert headline and headline[-1] in only.stdout
+
+
+def test_plot_writes_a_png(bench_out, tmp_path):
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pytest.skip("matplotlib is not installed: pip install -r requirements-test.txt")
+    out, _ = bench_out
+    png = tmp_path / "curve.png"
+    result = subprocess.run(
+        [sys.executable, "-m", "ddpg.plot", os.path.join(str(out), "pendulum"), "-o", str(png),
+         "--hline", "SB3 zoo=-152", "--title", "smoke"],
+        capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "pendulum: 2 run(s)" in result.stdout
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+
+
+def test_bad_extra_flags_fail_before_any_run(tmp_path):
+    result = bench("--task", "pendulum", "--seeds", "1", "--out", str(tmp_path), "--",
+                   "--no-such-flag")
+    assert result.returncode != 0 and "not valid run_ddpg.py flags" in result.stderr
+    result = bench("--task", "pendulum", "--seeds", "1", "--out", str(tmp_path), "--",
+                   "--seed", "3")
+    assert result.returncode != 0 and "--seed is set by the benchmark" in result.stderr
+    assert not os.path.exists(tmp_path / "pendulum")
+
+
+# --- ddpg.results: grouping and combining seeds, on hand-written CSVs ----------------------
+
+def write_csv(path, rows, header=("Epoch", "AverageReturn", "TotalEnvSteps")):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def test_read_curve_skips_rows_without_the_key(tmp_path):
+    path = write_csv(str(tmp_path / "progress.csv"),
+                     [[0, "", 100], [1, "-5.0", 200], [2, "nan", 300], [3, "-1.5", 400]])
+    xs, ys = read_curve(path)
+    assert xs.tolist() == [200, 400] and ys.tolist() == [-5.0, -1.5]
+    with pytest.raises(KeyError, match="AverageReturn, TotalEnvSteps"):
+        read_curve(path, key="Missing")
+
+
+def test_aggregate_interpolates_onto_the_common_range():
+    a = (np.array([0.0, 10.0, 20.0, 30.0]), np.array([0.0, 1.0, 2.0, 3.0]))
+    b = (np.array([5.0, 15.0, 25.0]), np.array([0.0, 10.0, 20.0]))
+    grid, mean, std, limited_by = aggregate([a, b])
+    assert grid.tolist() == [5, 10, 15, 20, 25]  # union of points that both seeds cover
+    a_on_grid = grid / 10.0
+    b_on_grid = grid - 5.0
+    np.testing.assert_allclose(mean, (a_on_grid + b_on_grid) / 2)
+    np.testing.assert_allclose(std, np.abs(a_on_grid - b_on_grid) / 2)
+    assert limited_by == 1  # b ends first
+    with pytest.raises(ValueError):
+        aggregate([a, (np.array([]), np.array([]))])
+
+
+def test_grouping_by_parent_folder_and_labels(tmp_path):
+    for task in ("pendulum", "hopper"):
+        for seed in (1, 2):
+            write_csv(str(tmp_path / task / ("seed_%d" % seed) / "progress.csv"),
+                      [[0, -1.0, 100]])
+    write_csv(str(tmp_path / "pendulum" / ".failed" / "seed_3" / "progress.csv"), [[0, 0, 1]])
+    files = find_progress_files([str(tmp_path)])
+    assert len(files) == 4 and not any(".failed" in f for f in files)
+    assert {group_of(f) for f in files} == {"pendulum", "hopper"}
+    labels = [("first seeds", "*seed_1*")]
+    assert sorted(group_of(f, labels) for f in files) == [
+        "first seeds", "first seeds", "hopper", "pendulum"]
+
+
+def test_seed_result_finds_the_first_solved_epoch(tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("learning_bench", BENCH)
+    learning = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(learning)
+    write_csv(str(tmp_path / "progress.csv"),
+              [[0, 100.0, 1000], [1, "", 2000], [2, 960.0, 3000], [3, 940.0, 4000],
+               [4, 990.0, 5000]])
+    result = learning.seed_result(str(tmp_path), solved_return=950.0)
+    assert result["solved_epoch"] == 2 and result["solved_env_steps"] == 3000
+    assert result["final_return"] == 990.0 and result["best_epoch"] == 4
+    assert result["evaluations"] == 4

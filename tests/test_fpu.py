@@ -1,0 +1,47 @@
+"""Denormals are flushed inside DDPG's scope only."""
+import platform
+
+import numpy as np
+import pytest
+
+from ddpg.fpu import flushing_denormals
+
+from helpers import PointEnv
+
+DENORMAL = np.float32(1e-38) * np.float32(0.01)  # 1e-40 is below float32's smallest normal
+
+
+def denormal_product():
+    return np.array([1e-38], dtype=np.float32) * np.float32(0.01)
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or
+                    platform.machine().lower() not in ("x86_64", "amd64", "aarch64"),
+                    reason="flush-to-zero is only set on Linux x86-64 and aarch64")
+def test_flushing_is_scoped_to_the_with_block():
+    assert denormal_product()[0] != 0
+    with flushing_denormals() as active:
+        assert active
+        assert denormal_product()[0] == 0
+    assert denormal_product()[0] != 0
+    with flushing_denormals(enabled=False) as active:
+        assert not active
+        assert denormal_product()[0] != 0
+
+
+def test_training_leaves_the_callers_floating_point_state_alone():
+    import mxnet as mx
+    from ddpg import DDPG, logger
+    from ddpg.policies import DeterministicMLPPolicy
+    from ddpg.qfuncs import ContinuousMLPQ
+    from ddpg.strategies import OUStrategy
+    env = PointEnv()
+    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec), qfunc=ContinuousMLPQ(env.spec),
+                strategy=OUStrategy(env.spec), ctx=mx.cpu(), n_epochs=1, epoch_length=30,
+                memory_start_size=20, batch_size=8, eval_samples=5, progress_bar=False)
+    logger.set_log_tabular_only(True)
+    try:
+        algo.train()
+    finally:
+        logger.reset()
+    assert denormal_product()[0] != 0

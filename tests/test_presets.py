@@ -1,0 +1,86 @@
+"""--preset in examples/run_ddpg.py: preset over defaults, explicit flags over the preset."""
+import importlib.util
+import os
+
+import pytest
+
+from ddpg.presets import (METADATA, PRESETS, check_preset_keys, get_preset,
+                          parse_args_with_preset, preset_names)
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def run_script():
+    spec = importlib.util.spec_from_file_location(
+        "run_ddpg_for_presets", os.path.join(REPO, "examples", "run_ddpg.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def parse(run_script, argv):
+    return parse_args_with_preset(run_script.build_parser(), argv)
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_every_preset_key_is_a_flag(run_script, name):
+    check_preset_keys(run_script.build_parser(), PRESETS[name])
+    assert name in METADATA
+
+
+def test_unknown_keys_are_rejected(run_script):
+    with pytest.raises(ValueError, match="qfunc_learning_rate"):
+        check_preset_keys(run_script.build_parser(), {"qfunc_learning_rate": 1e-3})
+
+
+def test_original_preset_is_the_scripts_defaults(run_script):
+    defaults = vars(parse(run_script, []))
+    chosen = vars(parse(run_script, ["--preset", "original"]))
+    assert chosen.pop("preset") == "original" and defaults.pop("preset") is None
+    # the defaults leave max_path_length to the environment: 100 for the cart-pole (run.py)
+    assert defaults.pop("max_path_length") is None
+    assert chosen.pop("max_path_length") == run_script.CARTPOLE_MAX_PATH_LENGTH
+    assert chosen == defaults
+
+
+def test_preset_sets_defaults_and_flags_override_it(run_script):
+    args = parse(run_script, ["--preset=pendulum", "--batch-size", "64", "--seed", "3"])
+    expected = get_preset("pendulum")
+    expected["batch_size"] = 64
+    for key, value in expected.items():
+        assert getattr(args, key) == value, key
+    assert args.seed == 3 and args.preset == "pendulum"
+    # flags the preset does not mention keep the script's defaults
+    assert args.eval_interval == 1 and args.qfunc_updater == "adam"
+
+
+def test_flag_before_preset_also_wins(run_script):
+    args = parse(run_script, ["--policy-lr", "0.5", "--preset", "hopper"])
+    assert args.policy_lr == 0.5 and args.env == "Hopper-v5"
+
+
+def test_unknown_preset_is_an_error(run_script, capsys):
+    with pytest.raises(SystemExit):
+        parse(run_script, ["--preset", "walker"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_get_preset_returns_a_copy():
+    values = get_preset("pendulum")
+    values["policy_hidden_sizes"].append(7)
+    assert PRESETS["pendulum"]["policy_hidden_sizes"] == [400, 300]
+    with pytest.raises(ValueError, match="known presets"):
+        get_preset("nope")
+
+
+@pytest.mark.parametrize("name,obs_dim,act_dim", [("halfcheetah", 17, 6), ("hopper", 11, 3)])
+def test_mujoco_presets_make_their_environment(run_script, name, obs_dim, act_dim, tmp_path,
+                                               monkeypatch):
+    pytest.importorskip("mujoco", reason="MuJoCo presets need pip install -r "
+                                         "requirements-bench.txt")
+    monkeypatch.chdir(tmp_path)  # MuJoCo may write MUJOCO_LOG.TXT into the current folder
+    env, max_path_length = run_script.make_env(parse(run_script, ["--preset", name]))
+    assert env.observation_space.flat_dim == obs_dim
+    assert env.action_space.flat_dim == act_dim
+    assert max_path_length == 1000
