@@ -161,15 +161,24 @@ def update_flops(config):
 
 
 def matmul_gflops(n=1024, repeat=10):
-    """This machine's float32 matrix-multiply rate through MXNet (the compute ceiling)."""
+    """This machine's float32 matrix-multiply rate through MXNet (the compute ceiling).
+
+    The best of ``dot`` and ``FullyConnected`` (the operator our layers use, through oneDNN).
+    """
     a = mx.nd.random.uniform(shape=(n, n))
     b = mx.nd.random.uniform(shape=(n, n))
-    mx.nd.dot(a, b).wait_to_read()
-    start = time.perf_counter()
-    for _ in range(repeat):
-        out = mx.nd.dot(a, b)
-    out.wait_to_read()
-    return 2.0 * n ** 3 * repeat / (time.perf_counter() - start) / 1e9
+    candidates = {"dot": lambda: mx.nd.dot(a, b),
+                  "FullyConnected": lambda: mx.nd.FullyConnected(a, b, num_hidden=n,
+                                                                no_bias=True)}
+    rates = {}
+    for name, matmul in candidates.items():
+        matmul().wait_to_read()
+        start = time.perf_counter()
+        for _ in range(repeat):
+            out = matmul()
+        out.wait_to_read()
+        rates[name] = 2.0 * n ** 3 * repeat / (time.perf_counter() - start) / 1e9
+    return max(rates.values())
 
 
 def time_sb3(config, warmup, steps, threads, seed=0):
@@ -214,7 +223,8 @@ def main():
              args.threads, mx.__version__))
     ceiling = matmul_gflops() if ctx.device_type == "cpu" else None
     if ceiling:
-        print("float32 matmul ceiling (MXNet dot, 1024x1024): %.1f GFLOP/s" % ceiling)
+        print("float32 matmul ceiling (best of MXNet dot and FullyConnected, 1024x1024): "
+              "%.1f GFLOP/s" % ceiling)
     for config in args.configs:
         title = CONFIGS[config][0]
         ours, _ = time_ours(config, args.warmup, args.steps, ctx)
