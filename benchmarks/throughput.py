@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import io
 import os
+import subprocess
 import sys
 import time
 
@@ -52,7 +53,7 @@ CONFIGS = {
 ENV_ID = "Pendulum-v1"
 
 
-def make_ours(config, warmup, ctx, seed=0):
+def make_ours(config, warmup, ctx, mkldnn="auto", seed=0):
     _, policy_sizes, q_sizes, merge, batch = CONFIGS[config]
     env = normalize(GymEnv(ENV_ID))
     algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=policy_sizes),
@@ -60,12 +61,13 @@ def make_ours(config, warmup, ctx, seed=0):
                 strategy=OUStrategy(env.spec, sigma=0.1), ctx=ctx, batch_size=batch,
                 n_epochs=1000, epoch_length=warmup, memory_size=200000,
                 memory_start_size=warmup, max_path_length=200, qfunc_lr=1e-3, policy_lr=1e-3,
-                soft_target_tau=0.005, eval_interval=None, seed=seed, progress_bar=False)
+                soft_target_tau=0.005, eval_interval=None, seed=seed, progress_bar=False,
+                mkldnn=mkldnn)
     return algo
 
 
-def time_ours(config, warmup, steps, ctx):
-    algo = make_ours(config, warmup, ctx)
+def time_ours(config, warmup, steps, ctx, mkldnn="auto"):
+    algo = make_ours(config, warmup, ctx, mkldnn)
     algo.memory = None
     algo.epoch_length = warmup
     _start_training(algo)
@@ -109,10 +111,10 @@ class SectionTimer(object):
         return timed
 
 
-def breakdown_ours(config, warmup, steps, ctx):
+def breakdown_ours(config, warmup, steps, ctx, mkldnn="auto"):
     """Per-step time of each part of a training step (MXNet synchronised after each part,
     so the parts add up; the total is therefore a little slower than the timed run)."""
-    algo = make_ours(config, warmup, ctx)
+    algo = make_ours(config, warmup, ctx, mkldnn)
     algo.epoch_length = warmup
     _start_training(algo)
     quiet(algo.train_epoch, 0)
@@ -201,7 +203,7 @@ def time_sb3(config, warmup, steps, threads, seed=0):
     return steps / (time.perf_counter() - start)
 
 
-def main():
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", nargs="+", default=["1", "2", "3"], choices=list(CONFIGS))
     parser.add_argument("--steps", type=int, default=3000, help="timed environment steps")
@@ -210,47 +212,67 @@ def main():
     parser.add_argument("--threads", type=int, default=2,
                         help="OMP threads for MXNet and torch.set_num_threads for SB3")
     parser.add_argument("--engine", default=None,
-                        help="MXNet engine (MXNET_ENGINE_TYPE), e.g. ThreadedEnginePerDevice")
+                        help="MXNet engine (MXNET_ENGINE_TYPE); default: ddpg's choice")
+    parser.add_argument("--mkldnn", choices=["auto", "on", "off"], default="auto",
+                        help="oneDNN kernels (DDPG's mkldnn argument); auto: off for layers "
+                             "of at most 64 units")
     parser.add_argument("--ctx", default="cpu", help="cpu, gpu or gpu:N")
     parser.add_argument("--skip-sb3", action="store_true")
     parser.add_argument("--no-breakdown", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument("--worker", choices=["ceiling"] + list(CONFIGS), default=None,
+                        help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def run_worker(args):
+    """One configuration (or the ceiling) in this process: MXNet fixes its kernel choice at
+    its first operator, so each configuration needs a fresh process."""
     logger.set_log_tabular_only(True)
     ctx = ddpg.context.resolve_ctx(args.ctx)
+    if args.worker == "ceiling":
+        print("float32 matmul ceiling (best of MXNet dot and FullyConnected, 1024x1024, "
+              "oneDNN on): %.1f GFLOP/s" % matmul_gflops())
+        return
+    config = args.worker
+    mkldnn = {"auto": "auto", "on": True, "off": False}[args.mkldnn]
+    ours, algo = time_ours(config, args.warmup, args.steps, ctx, mkldnn)
+    line = "config %s (%s): ours %.1f steps/s (oneDNN %s)" % (
+        config, CONFIGS[config][0], ours, "on" if algo.mkldnn else "off")
+    if not args.skip_sb3:
+        sb3 = time_sb3(config, args.warmup, args.steps, args.threads)
+        line += ", SB3 %.1f steps/s, ratio ours/SB3 %.2fx" % (sb3, ours / sb3)
+    print(line)
+    sys.stdout.flush()
+    parts = None
+    if not args.no_breakdown:
+        parts, total = breakdown_ours(config, args.warmup, min(args.steps, 2000), ctx, mkldnn)
+        print("  breakdown per step (synchronised, %.0f us in all):" % total)
+        for name, micros in sorted(parts.items(), key=lambda item: -item[1]):
+            print("    %-34s %8.1f us" % (name, micros))
+    if config != "1":
+        flops = update_flops(config)
+        print("  arithmetic: %.3f GFLOP per update; %.2f GFLOP/s over whole steps"
+              % (flops / 1e9, flops * ours / 1e9))
+        if parts:
+            update_us = sum(v for k, v in parts.items() if k.startswith("update") or
+                            k in ("host-to-device copies", "target update"))
+            print("  during the update alone: %.2f GFLOP/s" % (flops / (update_us * 1e-6) / 1e9))
 
+
+def main():
+    args = parse_args()
+    if args.worker:
+        run_worker(args)
+        return
     print("machine: %d CPU cores visible, ctx %s, MXNet engine %s, threads %d, mxnet %s"
-          % (os.cpu_count(), ctx, os.environ.get("MXNET_ENGINE_TYPE", "default"),
+          % (os.cpu_count(), args.ctx, os.environ.get("MXNET_ENGINE_TYPE", "ddpg default"),
              args.threads, mx.__version__))
-    ceiling = matmul_gflops() if ctx.device_type == "cpu" else None
-    if ceiling:
-        print("float32 matmul ceiling (best of MXNet dot and FullyConnected, 1024x1024): "
-              "%.1f GFLOP/s" % ceiling)
-    for config in args.configs:
-        title = CONFIGS[config][0]
-        ours, _ = time_ours(config, args.warmup, args.steps, ctx)
-        line = "config %s (%s): ours %.1f steps/s" % (config, title, ours)
-        if not args.skip_sb3:
-            sb3 = time_sb3(config, args.warmup, args.steps, args.threads)
-            line += ", SB3 %.1f steps/s, ratio ours/SB3 %.2fx" % (sb3, ours / sb3)
-        print(line)
-        parts = None
-        if not args.no_breakdown:
-            parts, total = breakdown_ours(config, args.warmup, min(args.steps, 2000), ctx)
-            print("  breakdown per step (synchronised, %.0f us in all):" % total)
-            for name, micros in sorted(parts.items(), key=lambda item: -item[1]):
-                print("    %-34s %8.1f us" % (name, micros))
-        if config != "1" and ceiling:
-            flops = update_flops(config)
-            gflops = flops * ours / 1e9
-            print("  arithmetic: %.3f GFLOP per update; %.2f GFLOP/s over whole steps (%.0f%% "
-                  "of the matmul ceiling)" % (flops / 1e9, gflops, 100 * gflops / ceiling))
-            if parts:
-                update_us = sum(v for k, v in parts.items() if k.startswith("update") or
-                                k in ("host-to-device copies", "target update"))
-                in_update = flops / (update_us * 1e-6) / 1e9
-                print("  during the update alone: %.2f GFLOP/s (%.0f%% of the ceiling)"
-                      % (in_update, 100 * in_update / ceiling))
-        sys.stdout.flush()
+    sys.stdout.flush()
+    passed = [arg for arg in sys.argv[1:]]
+    workers = (["ceiling"] if args.ctx == "cpu" else []) + list(args.configs)
+    for worker in workers:
+        subprocess.run([sys.executable, os.path.abspath(__file__)] + passed +
+                       ["--worker", worker], check=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ import pyprind
 
 import mxnet as mx
 
-from ddpg import logger
+from ddpg import checkpoint, faults, logger
+from ddpg.backend import choose_mkldnn
 from ddpg.context import resolve_ctx
 from ddpg.envs import is_box_space, seed_env
 from ddpg.fpu import flushing_denormals
@@ -43,6 +44,16 @@ class DDPG(object):
     progress_bar: show pyprind's progress bar over each epoch.
     flush_denormals: flush denormal floats to zero while building and training (several
         times faster Adam steps on the CPU; see :mod:`ddpg.fpu`).
+    mkldnn: use MXNet's oneDNN kernels on the CPU: True, False, or "auto" (off when every
+        layer has at most 64 units, where their call overhead dominates). MXNet fixes this
+        at its first operator in the process; see :mod:`ddpg.backend`.
+    skip_nonfinite: a transition whose observation or reward is NaN or infinite is skipped
+        (not stored; the episode ends if the observation is not finite), counted in
+        ``n_skipped_nonfinite`` and logged, instead of stopping training with a
+        :class:`ddpg.errors.NonFiniteError`.
+
+    ``save(path)`` and ``restore(path)`` write and read checkpoints (:mod:`ddpg.checkpoint`);
+    ``train()`` hands one to ``logger.save_itr_params`` after every epoch.
     """
 
     def __init__(self, env, policy, qfunc, strategy, ctx=None, batch_size=32, n_epochs=1000,
@@ -51,12 +62,15 @@ class DDPG(object):
                  qfunc_updater="adam", qfunc_lr=1e-4, policy_updater="adam", policy_lr=1e-4,
                  soft_target_tau=1e-3, n_updates_per_sample=1, include_horizon_terminal=False,
                  seed=12345, eval_env=None, eval_interval=1, bootstrap_truncated=True,
-                 progress_bar=True, flush_denormals=True):
+                 progress_bar=True, flush_denormals=True, skip_nonfinite=False,
+                 mkldnn="auto"):
         _check_env(env)
+        self.ctx = resolve_ctx(ctx)
+        # before MXNet's first operator, which fixes the choice for the process
+        self.mkldnn = choose_mkldnn(mkldnn, _layer_sizes(policy, qfunc), self.ctx)
         mx.random.seed(seed)
         np.random.seed(seed)
         self.env = env
-        self.ctx = resolve_ctx(ctx)
         self.policy = policy
         self.qfunc = qfunc
         self.strategy = strategy
@@ -79,6 +93,7 @@ class DDPG(object):
         self.eval_interval = eval_interval
         self.bootstrap_truncated = bootstrap_truncated
         self.progress_bar = progress_bar
+        self.skip_nonfinite = bool(skip_nonfinite)
         self._check_hyperparameters()
 
         # The original never seeded its environment; the evaluation copy gets its own seed
@@ -101,6 +116,10 @@ class DDPG(object):
         self.end = False  # whether that episode has ended (reset before the next step)
         self.path_length = 0
         self.path_return = 0
+        self.episode = 0  # index of the current training episode
+        self.n_skipped_nonfinite = 0  # transitions skipped by skip_nonfinite
+        # JSON-able information saved in checkpoints' manifests (run_ddpg.py: its arguments)
+        self.checkpoint_metadata = {}
 
         # logging (update statistics are summed on the device: self.update_stats)
         self.strategy_path_returns = []
@@ -119,6 +138,11 @@ class DDPG(object):
         if self.batch_size > self.memory_size:
             raise ValueError("batch_size (%d) must not exceed memory_size (%d)"
                              % (self.batch_size, self.memory_size))
+        if 0 < self.memory_start_size < self.batch_size:
+            # updates would start on batches drawn from fewer transitions than they hold
+            raise ValueError("batch_size (%d) must not exceed memory_start_size (%d); "
+                             "memory_start_size=0 starts updating at once"
+                             % (self.batch_size, self.memory_start_size))
         if not 0.0 <= self.discount <= 1.0:
             raise ValueError("discount must be in [0, 1], got %r" % (self.discount,))
         if not 0.0 < self.soft_target_tau <= 1.0:
@@ -235,16 +259,62 @@ class DDPG(object):
 
         The loop's state (replay memory, counters, the current episode) lives on the object,
         not in local variables, so a restored algorithm continues where it stopped.
+
+        After each epoch ``logger.save_itr_params(epoch, self.save)`` writes a checkpoint when
+        a snapshot folder is set (following the snapshot mode). On Ctrl-C a checkpoint is
+        saved to ``<snapshot folder>/interrupted`` before the KeyboardInterrupt propagates.
         """
         if self.memory is None:
             self.memory = ReplayMem(obs_dim=self.env.observation_space.flat_dim,
                                     act_dim=self.env.action_space.flat_dim,
                                     memory_size=self.memory_size)
-        if self.obs is None:
-            self.obs = self.env.reset()
-        while self.epoch < self.n_epochs:
-            self.train_epoch(self.epoch)
-            self.epoch += 1
+        try:
+            if self.obs is None:
+                self.obs = self._reset_env()
+            while self.epoch < self.n_epochs:
+                # MXNet's generator state cannot be saved: reseeding it per epoch makes a run
+                # resumed at an epoch boundary draw what the uninterrupted run draws
+                mx.random.seed(_epoch_seed(self.seed, self.epoch))
+                with logger.prefix("epoch #%d | " % self.epoch):
+                    self.train_epoch(self.epoch)
+                self.epoch += 1
+                logger.save_itr_params(self.epoch - 1, self.save)
+        except KeyboardInterrupt:
+            checkpoint.save_interrupted(self)
+            raise
+
+    def save(self, path):
+        """Write a checkpoint folder at ``path``, atomically (see :mod:`ddpg.checkpoint`)."""
+        return checkpoint.save(self, path)
+
+    def restore(self, path):
+        """Load the checkpoint at ``path``; ``train()`` then continues from its next epoch.
+
+        The algorithm must be built compatibly (same spaces, network layout, memory_size and
+        optimisers); otherwise a :class:`ddpg.errors.CheckpointError` is raised and nothing
+        is changed. Returns the checkpoint's manifest.
+        """
+        return checkpoint.restore(self, path, log=logger.log)
+
+    def _reset_env(self):
+        obs = faults.call_env(self, "reset")
+        faults.check_reset_observation(obs, self)
+        return obs
+
+    def _nonfinite_step(self, nxt, rwd):
+        """A NaN/inf observation or reward: raise, or (skip_nonfinite) count and skip it.
+
+        Returns whether the episode must end: an observation that is not finite cannot be
+        acted on; a bad reward alone does not stop the episode.
+        """
+        parts = faults.nonfinite_parts(nxt, rwd)
+        if not self.skip_nonfinite:
+            faults.raise_nonfinite_step(parts, nxt, rwd, self)
+        self.n_skipped_nonfinite += 1
+        if self.n_skipped_nonfinite - self._skipped_before_epoch <= 3:
+            logger.log("Skipping a transition: " + faults.nonfinite_step_message(
+                parts, nxt, rwd, self))
+        return "observation" in parts
 
     def train_epoch(self, epoch):
         """One epoch: ``epoch_length`` environment steps with updates, then statistics."""
@@ -254,8 +324,9 @@ class DDPG(object):
     def _train_epoch(self, epoch):
         memory = self.memory
         action_shape = tuple(self.env.action_space.shape)
+        act_dim = self.env.action_space.flat_dim
         epoch_start = time.time()
-        logger.push_prefix("epoch #%d | " % epoch)
+        self._skipped_before_epoch = self.n_skipped_nonfinite
         logger.log("Training started")
         steps = range(self.epoch_length)
         if self.progress_bar:
@@ -266,19 +337,25 @@ class DDPG(object):
             # run the policy
             if self.end:
                 # reset the environment and strategy when an episode ends
-                self.obs = self.env.reset()
-                self.strategy.reset()
                 self.strategy_path_returns.append(self.path_return)
                 self.path_length = 0
                 self.path_return = 0
+                self.episode += 1
+                self.obs = self._reset_env()
+                self.strategy.reset()
             obs = self.obs
             # note action is sampled from the policy not the target policy
-            act = np.reshape(self.strategy.get_action(obs, self.policy), -1)
-            nxt, rwd, end, info = self.env.step(np.reshape(act, action_shape))
+            act = faults.check_action(self.strategy.get_action(obs, self.policy), act_dim,
+                                      self.strategy, self)
+            nxt, rwd, end, info = faults.call_env(self, "step", np.reshape(act, action_shape))
+            finite = bool(np.isfinite(rwd) and np.isfinite(nxt).all())
+            if not finite:
+                end = self._nonfinite_step(nxt, rwd) or end
             self.path_length += 1
-            self.path_return += rwd
             self.total_env_steps += 1
-            self._store(memory, obs, act, rwd, end, info, nxt, self.path_length)
+            if finite:
+                self.path_return += rwd
+                self._store(memory, obs, act, rwd, end, info, nxt, self.path_length)
             if not end and self.path_length >= self.max_path_length:
                 end = True
             self.end = end
@@ -290,13 +367,17 @@ class DDPG(object):
                     self.do_update(self.itr, batch)
                     self.itr += 1
         logger.log("Training finished")
+        faults.check_divergence(epoch, self.update_stats.averages(),
+                                checkpoint.all_network_params(self))
         self.evaluate(epoch, memory)
         self.train_time += time.time() - epoch_start
         logger.record_tabular("TotalEnvSteps", self.total_env_steps)
         logger.record_tabular("NumUpdates", self.itr)
         logger.record_tabular("Time", self.train_time)
+        if self.skip_nonfinite:
+            logger.record_tabular("SkippedNonFinite",
+                                  self.n_skipped_nonfinite - self._skipped_before_epoch)
         logger.dump_tabular(with_prefix=False)
-        logger.pop_prefix()
 
     def _store(self, memory, obs, act, rwd, end, info, nxt, path_length):
         """Add one transition to the memory, deciding whether its target may bootstrap.
@@ -418,13 +499,27 @@ def _check_env(env):
     if not is_box_space(env.action_space):
         raise ValueError("DDPG needs a continuous (Box) action space; the environment has %r"
                          % (env.action_space,))
-    low, high = env.action_space.bounds
+    low, high = env.action_space.low, env.action_space.high  # gymnasium's Box has no bounds
     if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
         raise ValueError("DDPG needs finite action bounds; the environment's action space "
                          "is %r" % (env.action_space,))
     if not is_box_space(env.observation_space):
         raise ValueError("DDPG needs a flat Box observation space; the environment has %r"
                          % (env.observation_space,))
+
+
+def _epoch_seed(seed, epoch):
+    """MXNet's seed for an epoch: a fixed function of the run's seed and the epoch."""
+    return int(np.random.SeedSequence([int(seed) % (1 << 32), int(epoch)])
+               .generate_state(1)[0]) % (1 << 31)
+
+
+def _layer_sizes(policy, qfunc):
+    """Hidden layer widths of both networks (unknown networks count as large)."""
+    sizes = []
+    for network in (policy, qfunc):
+        sizes.extend(getattr(network, "hidden_sizes", None) or [float("inf")])
+    return sizes
 
 
 def _check_same_layout(target, online, what):

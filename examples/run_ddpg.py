@@ -8,6 +8,11 @@ Every hyperparameter can be overridden; ``--env`` takes ``cartpole`` or any gymn
 
     python examples/run_ddpg.py --n-epochs 20 --log-dir runs/cartpole
     python examples/run_ddpg.py --env Pendulum-v1 --n-epochs 20 --memory-start-size 1000
+
+With ``--log-dir`` a checkpoint is saved there after every epoch (``--snapshot-mode``); a run
+is continued with ``--resume`` (its settings come from the checkpoint):
+
+    python examples/run_ddpg.py --resume runs/cartpole/params --n-epochs 40
 """
 import argparse
 import json
@@ -18,6 +23,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 from ddpg import DDPG, logger  # noqa: E402
+from ddpg.checkpoint import read_manifest  # noqa: E402
 from ddpg.envs import CartpoleEnv, GymEnv, normalize  # noqa: E402
 from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
 from ddpg.qfuncs import ContinuousMLPQ  # noqa: E402
@@ -91,16 +97,61 @@ def build_parser():
     run.add_argument("--log-dir", default=None,
                      help="folder for progress.csv, debug.log and params.json")
     run.add_argument("--no-progress-bar", action="store_true")
+    run.add_argument("--snapshot-mode", choices=["last", "all", "gap", "none"], default="last",
+                     help="checkpoints in --log-dir after each epoch: 'last' keeps one "
+                          "(params/), 'all' one per epoch (itr_N/), 'gap' every "
+                          "--snapshot-gap epochs")
+    run.add_argument("--snapshot-gap", type=int, default=1)
+    run.add_argument("--resume", default=None, metavar="CHECKPOINT",
+                     help="continue the run saved in this checkpoint folder, with its "
+                          "settings; only %s may be given with it"
+                          % ", ".join("--" + flag.replace("_", "-")
+                                      for flag in RESUME_FLAGS[1:]))
     return parser
 
 
-def make_env(args):
-    """The training environment, normalised to [-1, 1] actions as run.py does."""
+#: Flags that may accompany --resume: they say how to continue a run, not what it trains.
+RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "snapshot_mode", "snapshot_gap", "ctx",
+                "no_progress_bar")
+
+
+def explicit_flags(argv):
+    """``{destination: value}`` of the flags given on the command line, defaults left out."""
+    parser = build_parser()
+    for action in parser._actions:  # pylint: disable=protected-access
+        action.default = argparse.SUPPRESS
+    return vars(parser.parse_args(argv))
+
+
+def resumed_args(args, argv):
+    """The arguments saved in the checkpoint ``args.resume``, continuation flags applied."""
+    given = explicit_flags(argv)
+    refused = sorted(set(given) - set(RESUME_FLAGS))
+    if refused:
+        build_parser().error("--resume takes the run's settings from the checkpoint; %s "
+                             "cannot be changed when resuming"
+                             % ", ".join("--" + flag.replace("_", "-") for flag in refused))
+    saved = read_manifest(args.resume).get("metadata", {}).get("run_args")
+    if not isinstance(saved, dict):
+        build_parser().error("%s was not written by run_ddpg.py (its manifest has no "
+                             "run_args); restore it from Python with DDPG.restore"
+                             % args.resume)
+    merged = dict(vars(args))  # flags newer than the checkpoint keep their defaults
+    merged.update(saved)
+    merged.update(given)
+    return argparse.Namespace(**merged)
+
+
+def make_env(args, render_mode=None):
+    """The training environment, normalised to [-1, 1] actions as run.py does.
+
+    ``render_mode`` is passed to gymnasium (examples/evaluate.py asks for "rgb_array").
+    """
     if args.env.lower() == "cartpole":
         inner = CartpoleEnv(reset_quirk=not args.no_reset_quirk)
         default_horizon = CARTPOLE_MAX_PATH_LENGTH
     else:
-        inner = GymEnv(args.env)
+        inner = GymEnv(args.env, **({"render_mode": render_mode} if render_mode else {}))
         default_horizon = inner.horizon or FALLBACK_MAX_PATH_LENGTH
     env = normalize(inner, scale_reward=args.scale_reward, normalize_obs=args.normalize_obs)
     return env, args.max_path_length or default_horizon
@@ -119,6 +170,8 @@ def setup_logging(log_dir, args):
 def main(argv=None):
     # --preset supplies the defaults; flags given explicitly override it
     args = parse_args_with_preset(build_parser(), argv)
+    if args.resume:
+        args = resumed_args(args, argv)
     env, max_path_length = make_env(args)
     setup_logging(args.log_dir, args)
     policy = DeterministicMLPPolicy(env.spec, hidden_sizes=args.policy_hidden_sizes)
@@ -139,12 +192,24 @@ def main(argv=None):
         eval_interval=args.eval_interval or None,
         bootstrap_truncated=not args.original_truncation,
         progress_bar=not args.no_progress_bar)
+    # what --resume needs to rebuild this run, saved in every checkpoint's manifest
+    algo.checkpoint_metadata = {"run_args": {key: value for key, value in vars(args).items()
+                                             if key != "resume"}}
+    if args.resume:
+        algo.restore(args.resume)
+        logger.log("Resumed from %s at epoch %d; training to epoch %d"
+                   % (args.resume, algo.epoch, algo.n_epochs))
     logger.log("Training DDPG on %s (ctx %s, max_path_length %d)"
                % (args.env, algo.ctx, max_path_length))
+    if args.log_dir:
+        logger.set_snapshot_dir(args.log_dir)
+        logger.set_snapshot_mode(args.snapshot_mode)
+        logger.set_snapshot_gap(args.snapshot_gap)
     try:
         algo.train()
     finally:
         if args.log_dir:
+            logger.set_snapshot_dir(None)
             logger.remove_tabular_output(os.path.join(args.log_dir, "progress.csv"))
             logger.remove_text_output(os.path.join(args.log_dir, "debug.log"))
     return algo

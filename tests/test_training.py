@@ -199,7 +199,7 @@ def test_time_limit_truncation(time_limit_source, mode, expected):
 
 def test_env_receives_actions_of_the_action_space_shape():
     env = PointEnv(obs_dim=3, act_dim=2)
-    algo = make_ddpg(env, n_epochs=1, epoch_length=20, memory_start_size=10, eval_samples=5)
+    algo = make_ddpg(env, n_epochs=1, epoch_length=20, memory_start_size=16, eval_samples=5)
     algo.train()
     assert env.actions_seen and all(a.shape == (2,) for a in env.actions_seen)
 

@@ -116,3 +116,20 @@ def test_policy_gradient_flows_through_q_to_policy():
     # ... and the very same array is the Q-function's gradient w.r.t. act
     np.testing.assert_allclose(algo.qfunc.grad_dict["act"].asnumpy(), dact, rtol=1e-4,
                                atol=1e-7)
+
+
+@pytest.mark.parametrize("mkldnn", ["0", "1"])
+def test_update_matches_numpy_with_and_without_onednn(mkldnn):
+    """MXNet fixes its kernel choice per process: run the comparison in fresh processes with
+    oneDNN forced off and on (the in-process tests above get whatever came first)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, MXNET_MKLDNN_ENABLED=mkldnn)
+    here = os.path.dirname(os.path.abspath(__file__))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         os.path.join(here, "test_update.py"), "-k", "test_do_update_matches_numpy"],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "4 passed" in result.stdout

@@ -1,0 +1,117 @@
+"""Checks for bad input and faults during training, kept out of the training loop's code.
+
+Each check either passes silently or raises one of the exceptions of :mod:`ddpg.errors` with a
+message that says what was wrong and where in the run it happened, because the default
+failure (a numpy broadcasting error, NaN statistics an hour later, a traceback from inside a
+simulator) does not say either.
+"""
+import numpy as np
+
+from ddpg.checkpoint import all_network_params
+from ddpg.errors import DivergenceError, EnvError, NonFiniteError
+
+
+def position(algo, step=None):
+    """Where the training run is, in words: step, episode, epoch, total environment steps."""
+    step = algo.path_length + 1 if step is None else step
+    return ("step %d of episode %d (epoch %d, environment step %d of the run)"
+            % (step, algo.episode, algo.epoch, algo.total_env_steps + 1))
+
+
+def call_env(algo, method, *args):
+    """``getattr(algo.env, method)(*args)``; an exception gets the run's position as context.
+
+    The environment's exception is wrapped in :class:`EnvError` and chained (``raise ...
+    from``), so its own traceback is kept. ``KeyboardInterrupt`` and ``SystemExit`` pass
+    through unchanged.
+    """
+    try:
+        return getattr(algo.env, method)(*args)
+    except Exception as error:  # pylint: disable=broad-except
+        where = ("starting episode %d (epoch %d, after %d environment steps of the run)"
+                 % (algo.episode, algo.epoch, algo.total_env_steps) if method == "reset"
+                 else "at " + position(algo))
+        raise EnvError("the environment raised %s in %s() %s: %s"
+                       % (type(error).__name__, method, where, error)) from error
+
+
+def check_action(action, act_dim, strategy, algo):
+    """The strategy's action as a flat array, or a clear error if it cannot be one.
+
+    A custom strategy returning the wrong number of values would otherwise fail inside numpy's
+    reshape, or worse, be broadcast silently; a NaN action means the policy (or the strategy)
+    has gone wrong and would poison the replay memory.
+    """
+    flat = np.reshape(action, -1)
+    if flat.size != act_dim:
+        raise ValueError("%s.get_action returned an action of shape %s at %s; the action "
+                         "space needs %d values"
+                         % (type(strategy).__name__, np.shape(action), position(algo),
+                            act_dim))
+    if not np.isfinite(flat).all():
+        # most likely the networks diverged during this epoch's updates: say so if they did
+        statistics = getattr(algo, "update_stats", None)
+        check_divergence(algo.epoch, {} if statistics is None else statistics.averages(),
+                         all_network_params(algo),
+                         "at %s, where the policy's action became non-finite" % position(algo))
+        raise NonFiniteError("%s.get_action returned a non-finite action %s at %s"
+                             % (type(strategy).__name__, flat, position(algo)))
+    return flat
+
+
+def nonfinite_parts(observation, reward):
+    """Which of the observation and the reward are NaN or infinite (an empty list if none)."""
+    parts = []
+    if not np.all(np.isfinite(observation)):
+        parts.append("observation")
+    if not np.isfinite(reward):
+        parts.append("reward")
+    return parts
+
+
+def check_reset_observation(observation, algo):
+    """A reset observation that is not finite cannot be acted on: always an error."""
+    if not np.all(np.isfinite(observation)):
+        raise NonFiniteError("the environment's reset() returned a non-finite observation "
+                             "%s for episode %d (epoch %d)"
+                             % (np.asarray(observation), algo.episode, algo.epoch))
+
+
+def nonfinite_step_message(parts, observation, reward, algo):
+    return ("the environment returned a non-finite %s at %s (observation %s, reward %r)"
+            % (" and ".join(parts), position(algo),
+               np.asarray(observation), reward))
+
+
+def raise_nonfinite_step(parts, observation, reward, algo):
+    raise NonFiniteError(nonfinite_step_message(parts, observation, reward, algo)
+                         + "; pass DDPG(..., skip_nonfinite=True) to skip such transitions")
+
+
+def check_divergence(epoch, statistics, network_params, where="at the end of the epoch"):
+    """Raise :class:`DivergenceError` if an epoch statistic or a parameter is not finite.
+
+    ``statistics`` maps tabular keys (``AverageQLoss``, ...) to the epoch's values;
+    ``network_params`` maps a network's name to ``{parameter name: NDArray}``. Checking sums
+    once per epoch costs nothing per update: a single NaN or infinite loss makes its sum
+    non-finite (infinite losses that cancel aside).
+    """
+    bad_statistics = ["%s=%r" % (key, value) for key, value in statistics.items()
+                      if not np.all(np.isfinite(value))]
+    bad_params = ["%s.%s" % (network, name)
+                  for network, params in network_params.items()
+                  for name, array in params.items()
+                  if not np.all(np.isfinite(array.asnumpy()))]
+    if not (bad_statistics or bad_params):
+        return
+    details = []
+    if bad_statistics:
+        details.append("non-finite statistics: %s (a Q loss or policy loss became NaN or "
+                       "infinite)" % ", ".join(bad_statistics))
+    if bad_params:
+        details.append("non-finite parameters: %s" % ", ".join(bad_params))
+    raise DivergenceError(
+        "training diverged in epoch %d: %s (found %s). Try smaller learning rates "
+        "(qfunc_lr, policy_lr), smaller rewards (normalize(scale_reward=...)) or check the "
+        "environment's rewards; the last snapshot, if any, holds the state before this epoch."
+        % (epoch, "; ".join(details), where))
