@@ -165,41 +165,65 @@ class DDPG(object):
         """Bind the Q and policy executors, their targets and the policy executor.
 
         The structure is the original's. For speed, each network's parameters live in one
-        flat buffer that its executors are bound on (:mod:`ddpg.flat`), and executors that
-        read the same batch share their input arrays: the Q executor, the policy executor
-        and the policy's batch executor read one ``obs`` array, and both target networks
-        read one ``obs`` array holding s'.
+        flat buffer that its executors are bound on (:mod:`ddpg.flat`); executors that read
+        the same batch share their input arrays (the Q executor, the policy executor and the
+        policy's batch executor read one ``obs`` array); and the targets y are computed by
+        one executor over both target networks, ``target_executor``, whose output array *is*
+        the Q executor's ``yval`` input. ``qfunc_target`` and ``policy_target`` are bound on
+        the same target parameters, as the original's separate executors.
         """
         obs_dim = self.env.observation_space.flat_dim
         act_dim = self.env.action_space.flat_dim
         batch_obs = mx.nd.zeros((self.batch_size, obs_dim), ctx=self.ctx)
         batch_nxt = mx.nd.zeros((self.batch_size, obs_dim), ctx=self.ctx)
+        # rewards and (1 - end) * discount of a batch, inputs of target_executor
+        self._batch_rwds = mx.nd.zeros((self.batch_size, 1), ctx=self.ctx)
+        self._batch_discounts = mx.nd.zeros((self.batch_size, 1), ctx=self.ctx)
 
-        # qfunc init
-        qfunc_init = mx.initializer.Normal()
+        # symbols
         loss_symbols = self.qfunc.get_loss_symbols()
         qval_sym = loss_symbols["qval"]
         yval_sym = loss_symbols["yval"]
+        act_sym = self.policy.get_loss_symbols()["act"]
+        self.qfunc_input_shapes = {
+            "obs": (self.batch_size, obs_dim),
+            "act": (self.batch_size, act_dim),
+            "yval": (self.batch_size, 1)}
+        qfunc_target_shapes = {"obs": (self.batch_size, obs_dim),
+                               "act": (self.batch_size, act_dim)}
+        self.policy_input_shapes = {"obs": (self.batch_size, obs_dim)}
+
+        # target parameters: not shared with the online networks, initialised the same below
+        self.qfunc_target_params = FlatArrays(self.ctx, param_shapes(qval_sym,
+                                                                     qfunc_target_shapes))
+        self.policy_target_params = FlatArrays(self.ctx, param_shapes(
+            act_sym, self.policy_input_shapes))
+        # y = r + (1 - end) * discount * Q'(s', mu'(s')): the target Q graph with the target
+        # policy's output in place of its act input, both reading s' from one array
+        rwd_sym = mx.symbol.Variable("rwd")
+        discount_sym = mx.symbol.Variable("discount_mask")
+        target_y_sym = rwd_sym + discount_sym * qval_sym(act=act_sym)
+        args = {"obs": batch_nxt, "rwd": self._batch_rwds,
+                "discount_mask": self._batch_discounts}
+        args.update(self.qfunc_target_params.views)
+        args.update(self.policy_target_params.views)
+        self.target_executor = target_y_sym.bind(ctx=self.ctx, args=args, grad_req="null")
+        target_ys = self.target_executor.outputs[0]
+
+        # qfunc init
+        qfunc_init = mx.initializer.Normal()
         # define loss here
         loss = 1.0 / self.batch_size * mx.symbol.sum(mx.symbol.square(qval_sym - yval_sym))
         qfunc_loss = loss
         qfunc_updater = mx.optimizer.get_updater(
             mx.optimizer.create(self.qfunc_updater, learning_rate=self.qfunc_lr))
-        self.qfunc_input_shapes = {
-            "obs": (self.batch_size, obs_dim),
-            "act": (self.batch_size, act_dim),
-            "yval": (self.batch_size, 1)}
         self.qfunc.define_loss(qfunc_loss, extra_outputs=[
             q_statistics_symbol(qfunc_loss, qval_sym, yval_sym)])
         self.qfunc.define_exe(ctx=self.ctx, init=qfunc_init, updater=qfunc_updater,
                               input_shapes=self.qfunc_input_shapes,
-                              input_arrays={"obs": batch_obs})
+                              input_arrays={"obs": batch_obs, "yval": target_ys})
 
-        # qfunc_target init: parameters are not shared but initialised the same
-        qfunc_target_shapes = {"obs": (self.batch_size, obs_dim),
-                               "act": (self.batch_size, act_dim)}
-        self.qfunc_target_params = FlatArrays(self.ctx, param_shapes(qval_sym,
-                                                                     qfunc_target_shapes))
+        # qfunc_target init
         _check_same_layout(self.qfunc_target_params, self.qfunc.params, "qfunc")
         args = bind_inputs(self.ctx, qfunc_target_shapes, {"obs": batch_nxt})
         args.update(self.qfunc_target_params.views)
@@ -208,22 +232,23 @@ class DDPG(object):
 
         # policy init
         policy_init = mx.initializer.Normal()
-        loss_symbols = self.policy.get_loss_symbols()
-        act_sym = loss_symbols["act"]
         policy_qval = qval_sym
         # note the negative one here: the loss maximises the average return
         loss = -1.0 / self.batch_size * mx.symbol.sum(policy_qval)
         policy_loss = mx.symbol.MakeLoss(loss, name="policy_loss")
         policy_updater = mx.optimizer.get_updater(
             mx.optimizer.create(self.policy_updater, learning_rate=self.policy_lr))
-        self.policy_input_shapes = {"obs": (self.batch_size, obs_dim)}
         self.policy.define_exe(ctx=self.ctx, init=policy_init, updater=policy_updater,
                                input_shapes=self.policy_input_shapes,
                                input_arrays={"obs": batch_obs})
 
         # The policy network and the Q network are combined to backpropagate the policy
         # loss: policy_executor runs the Q graph on the Q-function's own argument arrays and
-        # writes into the Q-function's gradient arrays. yval is not part of this loss.
+        # is bound on the Q-function's gradient arrays. yval is not part of this loss.
+        # Only dLoss/dact is computed ("write"): it lands in the Q-function's act gradient
+        # and drives the policy's backward pass. The original also wrote the Q parameters'
+        # gradients, which nothing reads (they are overwritten by the next Q update); skipping
+        # them saves about a third of this backward pass.
         args = {name: arr for name, arr in self.qfunc.arg_dict.items() if name != "yval"}
         args_grad = {}
         policy_grad_dict = dict(zip(self.qfunc.loss.list_arguments(),
@@ -231,7 +256,7 @@ class DDPG(object):
         for name, arr in policy_grad_dict.items():
             if name != "yval" and arr is not None:
                 args_grad[name] = arr
-        grad_req = {name: ("write" if name in args_grad else "null")
+        grad_req = {name: ("write" if name == "act" else "null")
                     for name in policy_loss.list_arguments()}
         self.policy_executor = policy_loss.bind(ctx=self.ctx, args=args, args_grad=args_grad,
                                                 grad_req=grad_req)
@@ -239,19 +264,13 @@ class DDPG(object):
         self.policy_executor_grad_dict = dict(zip(policy_loss.list_arguments(),
                                                   self.policy_executor.grad_arrays))
 
-        # policy_target init: only produces actions; parameters copied, not shared
-        self.policy_target_params = FlatArrays(self.ctx, param_shapes(
-            act_sym, self.policy_input_shapes))
+        # policy_target init: only produces actions
         _check_same_layout(self.policy_target_params, self.policy.params, "policy")
         args = bind_inputs(self.ctx, self.policy_input_shapes, {"obs": batch_nxt})
         args.update(self.policy_target_params.views)
         self.policy_target = act_sym.bind(ctx=self.ctx, args=args, grad_req="null")
         self.policy.params.data.copyto(self.policy_target_params.data)
 
-        # device-side buffers of do_update: rewards and (1 - end) * discount of a batch
-        self._batch_rwds = mx.nd.zeros((self.batch_size, 1), ctx=self.ctx)
-        self._batch_discounts = mx.nd.zeros((self.batch_size, 1), ctx=self.ctx)
-        self._discounted_next_q = mx.nd.zeros((self.batch_size, 1), ctx=self.ctx)
         self.update_stats = UpdateStatistics(self.ctx, self.batch_size)
 
     def train(self):
@@ -407,25 +426,18 @@ class DDPG(object):
         """
         obss, acts, rwds, ends, nxts = batch
         qfunc_args = self.qfunc.arg_dict
-        # 1. target actions for s' (the targets share their s' input array), and the current
-        #    policy's actions for s, before any update (the policy shares the Q input s)
-        copy_into(self.policy_target.arg_dict["obs"], nxts)
-        self.policy_target.forward(is_train=False)
-        next_acts = self.policy_target.outputs[0]
-        copy_into(qfunc_args["obs"], obss)
-        self.policy.exe.forward(is_train=True)
-        policy_acts = self.policy.exe.outputs[0]
-
-        # 2. y = r + (1 - end) * discount * Q'(s', mu'(s')), written into the Q input yval
-        next_acts.copyto(self.qfunc_target.arg_dict["act"])
-        self.qfunc_target.forward(is_train=False)
-        next_qvals = self.qfunc_target.outputs[0]
+        copy_into(qfunc_args["obs"], obss)  # also the policy's and policy_executor's obs
+        copy_into(self.policy_target.arg_dict["obs"], nxts)  # the targets' s'
         copy_into(self._batch_rwds, rwds)
         copy_into(self._batch_discounts, (1.0 - np.asarray(ends, dtype=np.float32))
                   * np.float32(self.discount))
-        mx.nd.elemwise_mul(self._batch_discounts, next_qvals, out=self._discounted_next_q)
-        ys = mx.nd.elemwise_add(self._batch_rwds, self._discounted_next_q,
-                                out=qfunc_args["yval"])
+        # 1. the current policy's actions for s, before any update (kept for steps 4-5)
+        self.policy.exe.forward(is_train=True)
+        policy_acts = self.policy.exe.outputs[0]
+        # 1-2. y = r + (1 - end) * discount * Q'(s', mu'(s')) with the target networks,
+        #      written straight into the Q executor's yval input (the same array)
+        self.target_executor.forward(is_train=False)
+        ys = qfunc_args["yval"]
 
         # 3. Q update. Since policy_executor shares the grad arrays with qfunc, the update
         # order cannot be changed.

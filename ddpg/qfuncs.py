@@ -77,9 +77,9 @@ class ContinuousMLPQ(QFunc):
         the optimiser steps the whole network in one call. ``input_arrays`` lets the caller
         bind inputs on arrays it shares with other executors.
 
-        Unlike the original, the inputs get no gradient except ``act``: its gradient array is
-        where DDPG's policy executor writes dQ/da. The updater only touches parameters (the
-        original also ran Adam on the input arrays).
+        Unlike the original, only parameters get gradients here, and only parameters are
+        updated (the original also ran Adam on the input arrays). The ``act`` gradient array
+        is still bound, for DDPG's policy executor to write dQ/da into.
         """
         if self.loss is None:
             raise RuntimeError("define_loss() must be called before define_exe()")
@@ -91,8 +91,10 @@ class ContinuousMLPQ(QFunc):
         args = bind_inputs(ctx, self.input_shapes, input_arrays)
         args.update(self.params.views)
         args_grad = dict(self.grads.views)
+        # The act gradient array exists to be shared: DDPG's policy executor writes dQ/da
+        # into it. This executor's own update never needs it, so it does not compute it.
         args_grad["act"] = mx.nd.zeros(self.input_shapes["act"], ctx=ctx)
-        grad_req = {name: ("write" if name in args_grad else "null")
+        grad_req = {name: ("write" if name in self.params.views else "null")
                     for name in self.loss.list_arguments()}
         self.exe = self.loss.bind(ctx=ctx, args=args, args_grad=args_grad, grad_req=grad_req)
         self.arg_arrays = self.exe.arg_arrays
