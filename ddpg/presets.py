@@ -86,45 +86,28 @@ PRESETS = {
         "n_epochs": 20,
         "eval_samples": 2000,
     },
-    "halfcheetah": {
-        "env": "HalfCheetah-v5",
-        "policy_hidden_sizes": [400, 300],
-        "qfunc_hidden_sizes": [400, 300],
-        "qfunc_action_merge_layer": 1,
-        "batch_size": 256,
-        "qfunc_lr": 1e-3,
-        "policy_lr": 1e-4,
-        "soft_target_tau": 0.005,
-        "memory_size": 1000000,
-        "memory_start_size": 25000,
-        "discount": 0.99,
-        "ou_theta": 0.15,
-        "ou_sigma": 0.2,
-        "max_path_length": 1000,
-        "epoch_length": 5000,
-        "n_epochs": 200,
-        "eval_samples": 10000,
-    },
-    "hopper": {
-        "env": "Hopper-v5",
-        "policy_hidden_sizes": [400, 300],
-        "qfunc_hidden_sizes": [400, 300],
-        "qfunc_action_merge_layer": 1,
-        "batch_size": 256,
-        "qfunc_lr": 1e-3,
-        "policy_lr": 1e-4,
-        "soft_target_tau": 0.005,
-        "memory_size": 1000000,
-        "memory_start_size": 10000,
-        "discount": 0.99,
-        "ou_theta": 0.15,
-        "ou_sigma": 0.2,
-        "max_path_length": 1000,
-        "epoch_length": 5000,
-        "n_epochs": 200,
-        "eval_samples": 10000,
-    },
 }
+
+#: What the two MuJoCo presets share (see the module docstring).
+_MUJOCO = {
+    "policy_hidden_sizes": [400, 300],
+    "qfunc_hidden_sizes": [400, 300],
+    "qfunc_action_merge_layer": 1,
+    "batch_size": 256,
+    "qfunc_lr": 1e-3,
+    "policy_lr": 1e-4,
+    "soft_target_tau": 0.005,
+    "memory_size": 1000000,
+    "discount": 0.99,
+    "ou_theta": 0.15,
+    "ou_sigma": 0.2,
+    "max_path_length": 1000,
+    "epoch_length": 5000,
+    "n_epochs": 200,
+    "eval_samples": 10000,
+}
+PRESETS["halfcheetah"] = dict(_MUJOCO, env="HalfCheetah-v5", memory_start_size=25000)
+PRESETS["hopper"] = dict(_MUJOCO, env="Hopper-v5", memory_start_size=10000)
 
 #: Per-preset facts for benchmarking that are not flags of the example script.
 #: ``solved_return``: evaluation AverageReturn counted as solving the task (the cart-pole's
