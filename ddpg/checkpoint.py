@@ -70,7 +70,7 @@ HYPERPARAMETERS = (
     "max_path_length", "eval_samples", "qfunc_updater", "qfunc_lr", "policy_updater",
     "policy_lr", "soft_target_tau", "n_updates_per_sample", "include_horizon_terminal", "seed",
     "eval_interval", "bootstrap_truncated", "progress_bar", "flush_denormals", "skip_nonfinite",
-    "mkldnn")
+    "mkldnn", "start_steps")
 #: Hyperparameters a checkpoint's contents depend on: restoring with other values is an error.
 #: (The others, n_epochs first, may change between runs; differences are logged.)
 STRUCTURAL_HYPERPARAMETERS = ("memory_size", "qfunc_updater", "policy_updater")

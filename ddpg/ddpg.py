@@ -47,6 +47,9 @@ class DDPG(object):
     mkldnn: use MXNet's oneDNN kernels on the CPU: True, False, or "auto" (off when every
         layer has at most 64 units, where their call overhead dominates). MXNet fixes this
         at its first operator in the process; see :mod:`ddpg.backend`.
+    start_steps: the first ``start_steps`` environment steps of the run take actions drawn
+        uniformly from the action space instead of the policy plus exploration noise (the
+        warm-up of TD3, Stable-Baselines3 and CleanRL; 0, the original's behaviour, never).
     skip_nonfinite: a transition whose observation or reward is NaN or infinite is skipped
         (not stored; the episode ends if the observation is not finite), counted in
         ``n_skipped_nonfinite`` and logged, instead of stopping training with a
@@ -63,7 +66,7 @@ class DDPG(object):
                  soft_target_tau=1e-3, n_updates_per_sample=1, include_horizon_terminal=False,
                  seed=12345, eval_env=None, eval_interval=1, bootstrap_truncated=True,
                  progress_bar=True, flush_denormals=True, skip_nonfinite=False,
-                 mkldnn="auto"):
+                 mkldnn="auto", start_steps=0):
         _check_env(env)
         self.ctx = resolve_ctx(ctx)
         # before MXNet's first operator, which fixes the choice for the process
@@ -71,6 +74,9 @@ class DDPG(object):
         mx.random.seed(seed)
         np.random.seed(seed)
         self.env = env
+        self.start_steps = start_steps
+        self._action_low = np.reshape(env.action_space.low, -1).astype(np.float64)
+        self._action_high = np.reshape(env.action_space.high, -1).astype(np.float64)
         self.policy = policy
         self.qfunc = qfunc
         self.strategy = strategy
@@ -131,7 +137,7 @@ class DDPG(object):
             value = getattr(self, name)
             if isinstance(value, bool) or int(value) != value or value <= 0:
                 raise ValueError("%s must be a positive integer, got %r" % (name, value))
-        for name in ("memory_start_size", "eval_samples"):
+        for name in ("memory_start_size", "eval_samples", "start_steps"):
             value = getattr(self, name)
             if isinstance(value, bool) or int(value) != value or value < 0:
                 raise ValueError("%s must be a non-negative integer, got %r" % (name, value))
@@ -363,9 +369,13 @@ class DDPG(object):
                 self.obs = self._reset_env()
                 self.strategy.reset()
             obs = self.obs
-            # note action is sampled from the policy not the target policy
-            act = faults.check_action(self.strategy.get_action(obs, self.policy), act_dim,
-                                      self.strategy, self)
+            if self.total_env_steps < self.start_steps:
+                # uniform warm-up: covers the action space before the policy means anything
+                act = np.random.uniform(self._action_low, self._action_high)
+            else:
+                # note action is sampled from the policy not the target policy
+                act = faults.check_action(self.strategy.get_action(obs, self.policy),
+                                          act_dim, self.strategy, self)
             nxt, rwd, end, info = faults.call_env(self, "step", np.reshape(act, action_shape))
             finite = bool(np.isfinite(rwd) and np.isfinite(nxt).all())
             if not finite:

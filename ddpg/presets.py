@@ -18,10 +18,10 @@ script and the runs' ``params.json`` agree on what was run.
 ``pendulum``
     gymnasium ``Pendulum-v1`` in the spirit of the rl-baselines3-zoo DDPG settings (400-300
     networks, lr 1e-3 for both, tau 0.005, batch 256, buffer 2e5, gamma 0.98, 10,000 warm-up
-    steps, 20,000 steps). Differences, because this library does not have them (yet): the zoo
-    explores with Gaussian noise of std 0.1 and warms up with uniformly random actions; here
-    the noise is OU (theta 0.15, sigma 0.1: a stationary std of about 0.19 on [-1, 1] actions)
-    and the warm-up transitions come from the untrained policy plus that noise. As in the DDPG
+    steps taken with uniformly random actions (``start_steps``), 20,000 steps). One difference,
+    because this library does not have it (yet): the zoo explores with Gaussian noise of std
+    0.1; here the noise is OU (theta 0.15, sigma 0.1: a stationary std of about 0.19 on
+    [-1, 1] actions). As in the DDPG
     paper the action joins the Q network after its first hidden layer (``action_merge_layer``
     1). Evaluation: 10 deterministic episodes (2000 steps) after every 1000-step epoch.
 
@@ -85,6 +85,7 @@ PRESETS = {
         "epoch_length": 1000,
         "n_epochs": 20,
         "eval_samples": 2000,
+        "start_steps": 10000,
     },
 }
 

@@ -74,6 +74,8 @@ def build_parser():
     algo.add_argument("--policy-lr", type=float, default=1e-4)
     algo.add_argument("--soft-target-tau", type=float, default=1e-3)
     algo.add_argument("--n-updates-per-sample", type=int, default=1)
+    algo.add_argument("--start-steps", type=int, default=0,
+                      help="first N steps act uniformly at random (0: the original, never)")
     algo.add_argument("--include-horizon-terminal", action="store_true",
                       help="store transitions cut by the time limit as terminal")
     algo.add_argument("--original-truncation", action="store_true",
@@ -191,7 +193,7 @@ def main(argv=None):
         include_horizon_terminal=args.include_horizon_terminal, seed=args.seed,
         eval_interval=args.eval_interval or None,
         bootstrap_truncated=not args.original_truncation,
-        progress_bar=not args.no_progress_bar)
+        progress_bar=not args.no_progress_bar, start_steps=args.start_steps)
     # what --resume needs to rebuild this run, saved in every checkpoint's manifest
     algo.checkpoint_metadata = {"run_args": {key: value for key, value in vars(args).items()
                                              if key != "resume"}}

@@ -233,3 +233,30 @@ def test_example_script_help_and_bad_ctx():
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0
     assert "GPU" in bad.stderr
+
+
+class CountingStrategy(OUStrategy):
+    def __init__(self, env_spec):
+        super(CountingStrategy, self).__init__(env_spec)
+        self.calls = 0
+
+    def get_action(self, obs, policy):
+        self.calls += 1
+        return super(CountingStrategy, self).get_action(obs, policy)
+
+
+def test_start_steps_act_uniformly_before_the_policy_takes_over():
+    env = PointEnv(obs_dim=2, act_dim=2, action_bound=3.0)
+    strategy = CountingStrategy(env.spec)
+    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec), qfunc=ContinuousMLPQ(env.spec),
+                strategy=strategy, ctx=mx.cpu(), batch_size=8, n_epochs=2, epoch_length=300,
+                memory_start_size=1000, eval_samples=5, start_steps=400, seed=3,
+                progress_bar=False)
+    algo.train()
+    assert strategy.calls == 200  # steps 400..599 use the policy and its noise
+    warmup = np.array(env.actions_seen[:400])
+    assert warmup.min() >= -3.0 and warmup.max() <= 3.0
+    # uniform on [-3, 3]: mean 0, std sqrt(3); the untrained policy would stay near 0
+    assert abs(warmup.mean()) < 0.3 and abs(warmup.std() - np.sqrt(3.0)) < 0.2
+    with pytest.raises(ValueError, match="start_steps"):
+        make_ddpg(PointEnv(), start_steps=-1)
