@@ -121,25 +121,12 @@ def save(algo, path):
         shutil.rmtree(stale, ignore_errors=True)  # left by a save that was killed
     staging = tempfile.mkdtemp(dir=parent, prefix="." + name + ".", suffix=_STAGING_SUFFIX)
     try:
-        os.chmod(staging, _default_dir_mode())  # mkdtemp's 0o700 would hide it from others
+        os.chmod(staging, logger.default_dir_mode())  # mkdtemp's 0o700 would hide it from others
         _write_folder(algo, staging)
         _swap_in(staging, path)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return path
-
-
-_dir_mode = None
-
-
-def _default_dir_mode():
-    """What ``os.makedirs`` would give a new folder: 0o777 minus the umask (read once)."""
-    global _dir_mode
-    if _dir_mode is None:
-        umask = os.umask(0o022)
-        os.umask(umask)
-        _dir_mode = 0o777 & ~umask
-    return _dir_mode
 
 
 def _write_folder(algo, folder):

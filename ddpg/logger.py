@@ -153,24 +153,33 @@ def _format_table(rows):
 # Filesystem helpers
 # ---------------------------------------------------------------------------
 
-_file_mode = None
+_umask = None
 
 
-def _default_file_mode():
+def _process_umask():
+    """The process umask, read once (reading it means briefly setting it, so it is cached to
+    keep that window away from other threads creating files)."""
+    global _umask
+    if _umask is None:
+        _umask = os.umask(0o022)
+        os.umask(_umask)
+    return _umask
+
+
+def default_file_mode():
     """Permissions a plain ``open()`` would give a new file (0o666 minus umask).
 
     ``tempfile.mkstemp`` creates files as 0o600; files renamed into place from
     a temporary must get the usual permissions, or other users (a plotting
     job, a shared results folder) could no longer read ``progress.csv``.
-    Reading the umask means briefly setting it, so it is done once and cached
-    to keep that window away from other threads creating files.
     """
-    global _file_mode
-    if _file_mode is None:
-        umask = os.umask(0o022)
-        os.umask(umask)
-        _file_mode = 0o666 & ~umask
-    return _file_mode
+    return 0o666 & ~_process_umask()
+
+
+def default_dir_mode():
+    """Permissions ``os.makedirs`` would give a new folder (0o777 minus umask); ``mkdtemp``
+    makes 0o700 folders."""
+    return 0o777 & ~_process_umask()
 
 
 def _make_parent_dirs(path):
@@ -231,7 +240,7 @@ def _atomic_write_bytes_via(target, write_fn):
             write_fn(f)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, _default_file_mode())
+        os.chmod(tmp, default_file_mode())
         os.replace(tmp, target)
     except BaseException:
         _remove_path(tmp)
@@ -649,7 +658,7 @@ class Logger(object):
                     "snapshot callable %r wrote nothing at the path it was given "
                     "(%s)" % (save_fn, staged))
             if not os.path.isdir(staged):
-                os.chmod(staged, _default_file_mode())
+                os.chmod(staged, default_file_mode())
             _replace_path(staged, target, staging)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
