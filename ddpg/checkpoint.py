@@ -70,7 +70,9 @@ HYPERPARAMETERS = (
     "max_path_length", "eval_samples", "qfunc_updater", "qfunc_lr", "policy_updater",
     "policy_lr", "soft_target_tau", "n_updates_per_sample", "include_horizon_terminal", "seed",
     "eval_interval", "bootstrap_truncated", "progress_bar", "flush_denormals", "skip_nonfinite",
-    "mkldnn", "start_steps")
+    "mkldnn", "start_steps", "scale_reward", "qfunc_weight_decay", "policy_weight_decay",
+    "qfunc_grad_clip", "policy_grad_clip", "train_freq", "gradient_steps",
+    "policy_delay", "target_noise", "target_noise_clip")  # the last three: TD3's
 #: Hyperparameters a checkpoint's contents depend on: restoring with other values is an error.
 #: (The others, n_epochs first, may change between runs; differences are logged.)
 STRUCTURAL_HYPERPARAMETERS = ("memory_size", "qfunc_updater", "policy_updater")
@@ -99,7 +101,20 @@ def network_params(algo, network):
 
 
 def all_network_params(algo):
-    return OrderedDict((network, network_params(algo, network)) for network in NETWORKS)
+    return OrderedDict((network, network_params(algo, network))
+                       for network in networks_of(algo))
+
+
+def networks_of(algo):
+    """The parameter sets ``algo`` saves: :data:`NETWORKS`, or its class's
+    ``CHECKPOINT_NETWORKS`` (TD3 adds its second critic and that critic's target)."""
+    return tuple(getattr(algo, "CHECKPOINT_NETWORKS", NETWORKS))
+
+
+def optimised_of(algo):
+    """The networks of ``algo`` with an optimiser (``CHECKPOINT_OPTIMISED`` or
+    :data:`OPTIMISED`)."""
+    return tuple(getattr(algo, "CHECKPOINT_OPTIMISED", OPTIMISED))
 
 
 def _layout(params):
@@ -131,13 +146,13 @@ def save(algo, path):
 
 def _write_folder(algo, folder):
     files = OrderedDict()
-    for network in NETWORKS:
+    for network in networks_of(algo):
         params = network_params(algo, network)
         filename = network + ".params"
         mx.nd.save(os.path.join(folder, filename),
                    {name: array.copyto(mx.cpu()) for name, array in params.items()})
         files[filename] = None
-    for network in OPTIMISED:
+    for network in optimised_of(algo):
         filename = network + ".states"
         states = getattr(algo, network).updater.get_states(dump_optimizer=True)
         with open(os.path.join(folder, filename), "wb") as out:
@@ -259,6 +274,10 @@ def _json_value(value):
     return repr(value)
 
 
+#: Network options recorded in the manifest (see ddpg.qfuncs.ContinuousMLPQ).
+_NETWORK_OPTIONS = ("activation", "layer_norm", "output_init", "hidden_init")
+
+
 def _describe_object(obj, attributes):
     description = {"class": type(obj).__name__}
     for name in attributes:
@@ -286,12 +305,14 @@ def _manifest(algo, files, training_state):
             "act_high": np.asarray(act_space.high, dtype=np.float64).ravel().tolist(),
         },
         "parameters": {network: _layout(network_params(algo, network))
-                       for network in NETWORKS},
+                       for network in networks_of(algo)},
         "hyperparameters": hyperparameters,
         "networks": {
-            "qfunc": _describe_object(algo.qfunc, ("hidden_sizes", "action_merge_layer")),
-            "policy": _describe_object(algo.policy, ("hidden_sizes",)),
-            "strategy": _describe_object(algo.strategy, ("mu", "theta", "sigma")),
+            "qfunc": _describe_object(algo.qfunc, ("hidden_sizes", "action_merge_layer")
+                                      + _NETWORK_OPTIONS),
+            "policy": _describe_object(algo.policy, ("hidden_sizes",) + _NETWORK_OPTIONS),
+            "strategy": _describe_object(algo.strategy, ("mu", "theta", "sigma", "dt",
+                                                         "sigma_min", "decay_steps")),
         },
         "progress": {"epoch": int(algo.epoch), "itr": int(algo.itr),
                      "total_env_steps": int(algo.total_env_steps),
@@ -533,7 +554,11 @@ def restore(algo, path, log=None):
     _check_hyperparameters(algo, manifest, reader.path, log)
 
     params = OrderedDict()
-    for network in NETWORKS:
+    if set(manifest["parameters"]) != set(networks_of(algo)):
+        raise CheckpointError("the checkpoint %s holds the networks %s; this algorithm (%s) "
+                              "has %s" % (reader.path, sorted(manifest["parameters"]),
+                                          type(algo).__name__, sorted(networks_of(algo))))
+    for network in networks_of(algo):
         current = OrderedDict((name, tuple(array.shape))
                               for name, array in network_params(algo, network).items())
         expected = OrderedDict((name, tuple(shape))
@@ -546,7 +571,7 @@ def restore(algo, path, log=None):
         params[network] = reader.params(network)
 
     states = OrderedDict()
-    for network in OPTIMISED:
+    for network in optimised_of(algo):
         raw, value = reader.updater_states(network)
         _check_updater_states(algo, network, value, reader.path)
         states[network] = raw
@@ -646,6 +671,7 @@ def _apply_updater_states(algo, states):
             updater.set_states(raw)
             done.append((updater, previous))
             _keep_learning_rate(updater, getattr(algo, network + "_lr", None))
+            _keep_grad_clip(updater, algo, network)
     except BaseException:
         for updater, previous in reversed(done):
             updater.set_states(previous)
@@ -658,6 +684,15 @@ def _keep_learning_rate(updater, lr):
     if (lr is not None and optimizer is not None and getattr(optimizer, "lr", lr) != lr
             and getattr(optimizer, "lr_scheduler", None) is None):
         optimizer.set_learning_rate(lr)
+
+
+def _keep_grad_clip(updater, algo, network):
+    """The restored optimizer carries the checkpoint's gradient clip; this run's wins."""
+    optimizer = getattr(updater, "optimizer", None)
+    name = network + "_grad_clip"
+    if optimizer is not None and hasattr(algo, name):
+        clip = getattr(algo, name)
+        optimizer.clip_gradient = None if clip is None else float(clip)
 
 
 def _build_memory(algo, arrays, path):

@@ -16,7 +16,7 @@ import pyprind
 
 import mxnet as mx
 
-from ddpg import checkpoint, faults, logger
+from ddpg import checkpoint, faults, logger, options, regularization
 from ddpg.backend import choose_mkldnn
 from ddpg.context import resolve_ctx
 from ddpg.envs import is_box_space, seed_env
@@ -55,6 +55,19 @@ class DDPG(object):
         ``n_skipped_nonfinite`` and logged, instead of stopping training with a
         :class:`ddpg.errors.NonFiniteError`.
 
+    Algorithm options (README, "Algorithm options"; each default is the original's):
+
+    scale_reward: rewards are multiplied by this before they are stored (rllab's DDPG);
+        exploration returns stay unscaled.
+    qfunc_weight_decay, policy_weight_decay: L2 penalty ``0.5 * decay * sum(w ** 2)`` over
+        the weights (not the biases) added to each loss, as rllab (:mod:`ddpg.regularization`).
+    qfunc_grad_clip, policy_grad_clip: MXNet's element-wise ``clip_gradient`` for the
+        optimiser (None: no clipping).
+    train_freq, gradient_steps: ``gradient_steps`` updates every ``train_freq`` environment
+        steps (Stable-Baselines3's terms); ``gradient_steps=None`` takes
+        ``n_updates_per_sample``, which may also be a fraction ``1/k`` (an update every k
+        steps). See :func:`ddpg.options.update_schedule`.
+
     ``save(path)`` and ``restore(path)`` write and read checkpoints (:mod:`ddpg.checkpoint`);
     ``train()`` hands one to ``logger.save_itr_params`` after every epoch.
     """
@@ -66,7 +79,9 @@ class DDPG(object):
                  soft_target_tau=1e-3, n_updates_per_sample=1, include_horizon_terminal=False,
                  seed=12345, eval_env=None, eval_interval=1, bootstrap_truncated=True,
                  progress_bar=True, flush_denormals=True, skip_nonfinite=False,
-                 mkldnn="auto", start_steps=0):
+                 mkldnn="auto", start_steps=0, scale_reward=1.0, qfunc_weight_decay=0.0,
+                 policy_weight_decay=0.0, qfunc_grad_clip=None, policy_grad_clip=None,
+                 train_freq=1, gradient_steps=None):
         _check_env(env)
         self.ctx = resolve_ctx(ctx)
         # before MXNet's first operator, which fixes the choice for the process
@@ -100,7 +115,16 @@ class DDPG(object):
         self.bootstrap_truncated = bootstrap_truncated
         self.progress_bar = progress_bar
         self.skip_nonfinite = bool(skip_nonfinite)
+        self.scale_reward = scale_reward
+        self.qfunc_weight_decay = qfunc_weight_decay
+        self.policy_weight_decay = policy_weight_decay
+        self.qfunc_grad_clip = qfunc_grad_clip
+        self.policy_grad_clip = policy_grad_clip
+        self.train_freq = train_freq
+        self.gradient_steps = gradient_steps
         self._check_hyperparameters()
+        self._train_freq, self._gradient_steps = options.update_schedule(
+            n_updates_per_sample, train_freq, gradient_steps)
 
         # The original never seeded its environment; the evaluation copy gets its own seed
         # so that its episodes differ from the training ones.
@@ -131,8 +155,9 @@ class DDPG(object):
         self.strategy_path_returns = []
 
     def _check_hyperparameters(self):
+        # n_updates_per_sample, train_freq and gradient_steps: options.update_schedule
         positive_ints = ("batch_size", "n_epochs", "epoch_length", "memory_size",
-                         "max_path_length", "n_updates_per_sample")
+                         "max_path_length")
         for name in positive_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or int(value) != value or value <= 0:
@@ -166,6 +191,10 @@ class DDPG(object):
                                                or self.eval_interval <= 0):
             raise ValueError("eval_interval must be a positive integer or None (last epoch "
                              "only), got %r" % (self.eval_interval,))
+        if isinstance(self.scale_reward, bool) or not np.isfinite(self.scale_reward):
+            raise ValueError("scale_reward must be a finite number, got %r"
+                             % (self.scale_reward,))
+        regularization.check_options(self)
 
     def init_net(self):
         """Bind the Q and policy executors, their targets and the policy executor.
@@ -208,23 +237,28 @@ class DDPG(object):
         # policy's output in place of its act input, both reading s' from one array
         rwd_sym = mx.symbol.Variable("rwd")
         discount_sym = mx.symbol.Variable("discount_mask")
-        target_y_sym = rwd_sym + discount_sym * qval_sym(act=act_sym)
         args = {"obs": batch_nxt, "rwd": self._batch_rwds,
                 "discount_mask": self._batch_discounts}
         args.update(self.qfunc_target_params.views)
         args.update(self.policy_target_params.views)
+        target_y_sym = rwd_sym + discount_sym * self._target_q_symbol(qval_sym, act_sym, args)
         self.target_executor = target_y_sym.bind(ctx=self.ctx, args=args, grad_req="null")
         target_ys = self.target_executor.outputs[0]
 
-        # qfunc init
-        qfunc_init = mx.initializer.Normal()
+        # qfunc init: the network's own initializer when it holds one (ddpg.initializers)
+        qfunc_init = getattr(self.qfunc, "initializer", None) or mx.initializer.Normal()
         # define loss here
         loss = 1.0 / self.batch_size * mx.symbol.sum(mx.symbol.square(qval_sym - yval_sym))
         qfunc_loss = loss
-        qfunc_updater = mx.optimizer.get_updater(
-            mx.optimizer.create(self.qfunc_updater, learning_rate=self.qfunc_lr))
+        # optional L2 penalty on the weights; the statistics keep reporting the squared error
+        decay = regularization.l2_penalty_symbol(qval_sym, self.qfunc_weight_decay,
+                                                 self.qfunc_input_shapes)
+        if decay is not None:
+            qfunc_loss = loss + decay
+        qfunc_updater = regularization.create_updater(self.qfunc_updater, self.qfunc_lr,
+                                                      self.qfunc_grad_clip)
         self.qfunc.define_loss(qfunc_loss, extra_outputs=[
-            q_statistics_symbol(qfunc_loss, qval_sym, yval_sym)])
+            q_statistics_symbol(loss, qval_sym, yval_sym)])
         self.qfunc.define_exe(ctx=self.ctx, init=qfunc_init, updater=qfunc_updater,
                               input_shapes=self.qfunc_input_shapes,
                               input_arrays={"obs": batch_obs, "yval": target_ys})
@@ -237,16 +271,23 @@ class DDPG(object):
         self.qfunc.params.data.copyto(self.qfunc_target_params.data)
 
         # policy init
-        policy_init = mx.initializer.Normal()
+        policy_init = getattr(self.policy, "initializer", None) or mx.initializer.Normal()
         policy_qval = qval_sym
         # note the negative one here: the loss maximises the average return
         loss = -1.0 / self.batch_size * mx.symbol.sum(policy_qval)
         policy_loss = mx.symbol.MakeLoss(loss, name="policy_loss")
-        policy_updater = mx.optimizer.get_updater(
-            mx.optimizer.create(self.policy_updater, learning_rate=self.policy_lr))
+        policy_updater = regularization.create_updater(self.policy_updater, self.policy_lr,
+                                                       self.policy_grad_clip)
         self.policy.define_exe(ctx=self.ctx, init=policy_init, updater=policy_updater,
                                input_shapes=self.policy_input_shapes,
                                input_arrays={"obs": batch_obs})
+        # the policy's L2 penalty adds its gradient to the policy's gradients before each
+        # step (the policy has no loss symbol of its own to add it to)
+        self._policy_penalty = None
+        if self.policy_weight_decay:
+            self._policy_penalty = regularization.GradientPenalty(
+                self.ctx, act_sym, self.policy_weight_decay, self.policy.params,
+                self.policy.grads, self.policy_input_shapes)
 
         # The policy network and the Q network are combined to backpropagate the policy
         # loss: policy_executor runs the Q graph on the Q-function's own argument arrays and
@@ -278,6 +319,12 @@ class DDPG(object):
         self.policy.params.data.copyto(self.policy_target_params.data)
 
         self.update_stats = UpdateStatistics(self.ctx, self.batch_size)
+
+    def _target_q_symbol(self, qval_sym, act_sym, args):
+        """Q'(s', mu'(s')) inside ``target_executor``: the target Q graph with the target
+        policy's output as its action. A subclass may return another symbol and add the
+        arrays it reads to ``args`` (TD3: the minimum of two critics at a smoothed action)."""
+        return qval_sym(act=act_sym)
 
     def train(self):
         """Run epochs ``self.epoch`` .. ``n_epochs - 1`` of ``epoch_length`` steps each.
@@ -384,14 +431,16 @@ class DDPG(object):
             self.total_env_steps += 1
             if finite:
                 self.path_return += rwd
-                self._store(memory, obs, act, rwd, end, info, nxt, self.path_length)
+                self._store(memory, obs, act, rwd * self.scale_reward, end, info, nxt,
+                            self.path_length)
             if not end and self.path_length >= self.max_path_length:
                 end = True
             self.end = end
             self.obs = nxt
 
-            if memory.size >= self.memory_start_size:
-                for update_time in range(self.n_updates_per_sample):
+            if (memory.size >= self.memory_start_size
+                    and self.total_env_steps % self._train_freq == 0):
+                for update_time in range(self._gradient_steps):
                     batch = memory.get_batch(self.batch_size)
                     self.do_update(self.itr, batch)
                     self.itr += 1
@@ -463,7 +512,10 @@ class DDPG(object):
         self.policy_executor.backward()
 
         # 5. policy update from that gradient (the forward pass of step 1 is reused)
-        self.policy.update_params(self.policy_executor_grad_dict["act"], forward=False)
+        if self._policy_penalty is None:
+            self.policy.update_params(self.policy_executor_grad_dict["act"], forward=False)
+        else:
+            self._policy_step_with_penalty()
 
         # 6. soft update of the target networks, one operation per network
         soft_update(self.policy_target_params.data, self.policy.params.data,
@@ -472,6 +524,12 @@ class DDPG(object):
                     self.soft_target_tau)
 
         self.update_stats.add(q_stats, policy_loss)
+
+    def _policy_step_with_penalty(self):
+        """Step 5 with ``policy_weight_decay``: backward, add the L2 gradient, then step."""
+        self.policy.exe.backward([self.policy_executor_grad_dict["act"]])
+        self._policy_penalty.add_gradient()
+        self.policy.updater(0, self.policy.grads.data, self.policy.params.data)
 
     def _evaluation_due(self, epoch):
         if epoch == self.n_epochs - 1:
@@ -489,6 +547,8 @@ class DDPG(object):
         logger.record_tabular("Epoch", epoch)
         if self._evaluation_due(epoch):
             logger.log("Collecting samples for evaluation")
+            # evaluate under the training run's observation normalisation
+            options.sync_running_statistics(self.env, self.eval_env)
             rewards = sample_rewards(env=self.eval_env, policy=self.policy,
                                      eval_samples=self.eval_samples,
                                      max_path_length=self.max_path_length)

@@ -7,6 +7,7 @@ batch and ``exe_one``, the same network bound for batch 1, used to act in the en
 import mxnet as mx
 
 from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes
+from ddpg.initializers import make_initializer
 from ddpg.utils import DEFAULT_POLICY_HIDDEN_SIZES, define_policy
 
 
@@ -39,13 +40,26 @@ class DeterministicMLPPolicy(Policy):
 
     The tanh bound is why the original wraps its environment in ``normalize``: the action
     space must be [-1, 1] (an unnormalised Box with other bounds is clipped by the strategy).
+
+    ``activation``, ``layer_norm``, ``output_init`` and ``hidden_init`` are as for
+    :class:`ddpg.qfuncs.ContinuousMLPQ` (the output layer is ``policy_fc<n+1>``, before tanh);
+    the defaults are the original's network.
     """
 
-    def __init__(self, env_spec, hidden_sizes=DEFAULT_POLICY_HIDDEN_SIZES):
+    def __init__(self, env_spec, hidden_sizes=DEFAULT_POLICY_HIDDEN_SIZES, activation="relu",
+                 layer_norm=False, output_init="normal", hidden_init="normal"):
         super(DeterministicMLPPolicy, self).__init__(env_spec)
         self.hidden_sizes = tuple(hidden_sizes)
+        self.activation = activation
+        self.layer_norm = bool(layer_norm)
+        self.output_init = output_init
+        self.hidden_init = hidden_init
         self.obs = mx.symbol.Variable("obs")
-        self.act = define_policy(self.obs, env_spec.action_space.flat_dim, self.hidden_sizes)
+        self.act = define_policy(self.obs, env_spec.action_space.flat_dim, self.hidden_sizes,
+                                 activation=activation, layer_norm=self.layer_norm)
+        self.initializer = make_initializer(
+            self.act, {"obs": (1, env_spec.observation_space.flat_dim)},
+            "policy_fc%d" % (len(self.hidden_sizes) + 1), output_init, hidden_init)
         self.exe = None
 
     def get_output_symbol(self):

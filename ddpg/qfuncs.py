@@ -8,6 +8,7 @@ shared with DDPG's ``policy_executor``, which is why they are exposed as attribu
 import mxnet as mx
 
 from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes
+from ddpg.initializers import make_initializer
 from ddpg.utils import (DEFAULT_QFUNC_ACTION_MERGE_LAYER, DEFAULT_QFUNC_HIDDEN_SIZES,
                         define_qfunc)
 
@@ -40,17 +41,36 @@ class ContinuousMLPQ(QFunc):
     ``hidden_sizes`` and ``action_merge_layer`` choose the layout (see
     :func:`ddpg.utils.define_qfunc`); the DDPG paper's critic is ``hidden_sizes=(400, 300),
     action_merge_layer=1``.
+
+    Options (the defaults are the original's network): ``activation``, any MXNet
+    ``Activation`` act_type for the hidden layers; ``layer_norm``, a LayerNorm after each
+    hidden FullyConnected layer, before its activation; ``output_init="uniform3e-3"`` and
+    ``hidden_init="fanin"``, the DDPG paper's initialisation (:mod:`ddpg.initializers`),
+    held in ``self.initializer`` (None: DDPG's ``Normal()``, the original's). ``prefix``
+    renames the parameters (``qfunc2_fc1_weight``, ...), for TD3's second critic.
     """
 
     def __init__(self, env_spec, hidden_sizes=DEFAULT_QFUNC_HIDDEN_SIZES,
-                 action_merge_layer=DEFAULT_QFUNC_ACTION_MERGE_LAYER):
+                 action_merge_layer=DEFAULT_QFUNC_ACTION_MERGE_LAYER, activation="relu",
+                 layer_norm=False, output_init="normal", hidden_init="normal",
+                 prefix="qfunc"):
         self.env_spec = env_spec
+        self.prefix = prefix
         self.hidden_sizes = tuple(hidden_sizes)
         self.action_merge_layer = int(action_merge_layer)
+        self.activation = activation
+        self.layer_norm = bool(layer_norm)
+        self.output_init = output_init
+        self.hidden_init = hidden_init
         self.obs = mx.symbol.Variable("obs")
         self.act = mx.symbol.Variable("act")
         self.qval = define_qfunc(self.obs, self.act, self.hidden_sizes,
-                                 self.action_merge_layer)
+                                 self.action_merge_layer, activation=activation,
+                                 layer_norm=self.layer_norm, prefix=prefix)
+        self.initializer = make_initializer(
+            self.qval, {"obs": (1, env_spec.observation_space.flat_dim),
+                        "act": (1, env_spec.action_space.flat_dim)},
+            "%s_qval" % prefix, output_init, hidden_init)
         self.yval = mx.symbol.Variable("yval")
         self.loss = None
         self.exe = None

@@ -25,42 +25,62 @@ def _check_hidden_sizes(hidden_sizes, what):
     return sizes
 
 
+def _hidden_layer(net, prefix, i, size, activation, layer_norm):
+    """FullyConnected, then (optionally) LayerNorm, then the activation.
+
+    The activation keeps the original's node name ``<prefix>_relu<i>`` for ReLU; another
+    ``act_type`` is named after itself. Neither has parameters, so parameter names never
+    change; LayerNorm adds ``<prefix>_ln<i>_gamma`` and ``_beta``.
+    """
+    net = mx.symbol.FullyConnected(data=net, name="%s_fc%d" % (prefix, i), num_hidden=size)
+    if layer_norm:
+        net = mx.symbol.LayerNorm(data=net, name="%s_ln%d" % (prefix, i))
+    return mx.symbol.Activation(data=net, name="%s_%s%d" % (prefix, activation, i),
+                                act_type=activation)
+
+
 def define_qfunc(obs, act, hidden_sizes=DEFAULT_QFUNC_HIDDEN_SIZES,
-                 action_merge_layer=DEFAULT_QFUNC_ACTION_MERGE_LAYER):
+                 action_merge_layer=DEFAULT_QFUNC_ACTION_MERGE_LAYER, activation="relu",
+                 layer_norm=False, prefix="qfunc"):
     """Q(s, a) as an MXNet symbol.
 
     The observation goes through the first ``action_merge_layer`` hidden layers alone; the
     action is then concatenated (``qunfc_concat``, the original's spelling) and the remaining
     hidden layers follow, ending in the linear ``qfunc_qval`` unit. With the defaults this is
     the original's ``fc1(32) relu fc2(32) relu concat(act) fc3(32) relu qval``.
+    ``activation`` is any MXNet ``Activation`` act_type for the hidden layers; ``layer_norm``
+    puts a LayerNorm between each hidden FullyConnected layer and its activation. ``prefix``
+    replaces ``qfunc`` in every name (TD3's second critic is ``qfunc2``: two critics in one
+    graph need distinct parameter names); its concat is then ``<prefix>_concat``.
     """
     sizes = _check_hidden_sizes(hidden_sizes, "qfunc hidden_sizes")
     if not 0 <= int(action_merge_layer) <= len(sizes):
         raise ValueError("action_merge_layer must be between 0 and %d (the number of hidden "
                          "layers), got %r" % (len(sizes), action_merge_layer))
+    concat_name = "qunfc_concat" if prefix == "qfunc" else "%s_concat" % prefix
     net = obs
     for i, size in enumerate(sizes, start=1):
         if i == action_merge_layer + 1:
-            net = mx.symbol.Concat(net, act, name="qunfc_concat")
-        net = mx.symbol.FullyConnected(data=net, name="qfunc_fc%d" % i, num_hidden=size)
-        net = mx.symbol.Activation(data=net, name="qfunc_relu%d" % i, act_type="relu")
+            net = mx.symbol.Concat(net, act, name=concat_name)
+        net = _hidden_layer(net, prefix, i, size, activation, layer_norm)
     if action_merge_layer == len(sizes):
-        net = mx.symbol.Concat(net, act, name="qunfc_concat")
-    qval = mx.symbol.FullyConnected(data=net, name="qfunc_qval", num_hidden=1)
+        net = mx.symbol.Concat(net, act, name=concat_name)
+    qval = mx.symbol.FullyConnected(data=net, name="%s_qval" % prefix, num_hidden=1)
     return qval
 
 
-def define_policy(obs, action_dim, hidden_sizes=DEFAULT_POLICY_HIDDEN_SIZES):
+def define_policy(obs, action_dim, hidden_sizes=DEFAULT_POLICY_HIDDEN_SIZES,
+                  activation="relu", layer_norm=False):
     """The deterministic policy mu(s) as an MXNet symbol, tanh-squashed to [-1, 1].
 
     Layers ``policy_fc1``, ``policy_relu1``, ..., a linear ``policy_fc{n+1}`` of
-    ``action_dim`` units and the tanh output named ``act``.
+    ``action_dim`` units and the tanh output named ``act``. ``activation`` and ``layer_norm``
+    change the hidden layers as in :func:`define_qfunc`; the output stays tanh.
     """
     sizes = _check_hidden_sizes(hidden_sizes, "policy hidden_sizes")
     net = obs
     for i, size in enumerate(sizes, start=1):
-        net = mx.symbol.FullyConnected(data=net, name="policy_fc%d" % i, num_hidden=size)
-        net = mx.symbol.Activation(data=net, name="policy_relu%d" % i, act_type="relu")
+        net = _hidden_layer(net, "policy", i, size, activation, layer_norm)
     net = mx.symbol.FullyConnected(data=net, name="policy_fc%d" % (len(sizes) + 1),
                                    num_hidden=int(action_dim))
     action = mx.symbol.Activation(data=net, name="act", act_type="tanh")

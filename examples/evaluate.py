@@ -85,9 +85,11 @@ def load_policy(reader, env):
             "this environment has %d and %d" % (spaces["obs_dim"], spaces["act_dim"],
                                                env.observation_space.flat_dim,
                                                env.action_space.flat_dim))
-    hidden_sizes = manifest.get("networks", {}).get("policy", {}).get("hidden_sizes")
-    policy = (DeterministicMLPPolicy(env.spec, hidden_sizes=hidden_sizes) if hidden_sizes
-              else DeterministicMLPPolicy(env.spec))
+    described = manifest.get("networks", {}).get("policy", {})
+    # the layout options that change the graph (older checkpoints have none: the defaults)
+    options = {key: described[key] for key in ("hidden_sizes", "activation", "layer_norm")
+               if described.get(key) is not None}
+    policy = DeterministicMLPPolicy(env.spec, **options)
     policy.define_exe(ctx=mx.cpu(), init=mx.initializer.Zero(), updater=None,
                       input_shapes={"obs": (1, env.observation_space.flat_dim)})
     values = reader.params("policy")

@@ -27,13 +27,20 @@ from ddpg.checkpoint import read_manifest  # noqa: E402
 from ddpg.envs import CartpoleEnv, GymEnv, normalize  # noqa: E402
 from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
 from ddpg.qfuncs import ContinuousMLPQ  # noqa: E402
-from ddpg.strategies import OUStrategy  # noqa: E402
+from ddpg.strategies import GaussianStrategy, OUStrategy  # noqa: E402
+from ddpg.td3 import TD3  # noqa: E402
 from ddpg.presets import add_preset_argument, parse_args_with_preset  # noqa: E402
 
 #: max_path_length of the original run.py, used for the cart-pole.
 CARTPOLE_MAX_PATH_LENGTH = 100
 #: Used when a gymnasium environment declares no time limit of its own.
 FALLBACK_MAX_PATH_LENGTH = 1000
+
+
+def updates_per_sample(text):
+    """A whole number stays an int (as before); a fraction 1/k means an update every k steps."""
+    value = float(text)
+    return int(value) if value == int(value) else value
 
 
 def build_parser():
@@ -56,6 +63,14 @@ def build_parser():
                           "environment's own time limit, else %d" % FALLBACK_MAX_PATH_LENGTH)
 
     algo = parser.add_argument_group("algorithm (DDPG arguments)")
+    algo.add_argument("--algo", choices=["ddpg", "td3"], default="ddpg",
+                      help="td3: twin critics, target policy smoothing, delayed updates")
+    algo.add_argument("--policy-delay", type=int, default=2,
+                      help="td3: critic updates per policy and target update")
+    algo.add_argument("--target-noise", type=float, default=0.2,
+                      help="td3: target-action noise std, relative to the action half-range")
+    algo.add_argument("--target-noise-clip", type=float, default=0.5,
+                      help="td3: the noise's clip, relative to the action half-range")
     algo.add_argument("--n-epochs", type=int, default=1000)
     algo.add_argument("--epoch-length", type=int, default=1000,
                       help="environment steps per epoch")
@@ -73,7 +88,24 @@ def build_parser():
     algo.add_argument("--policy-updater", default="adam", help="any MXNet optimizer name")
     algo.add_argument("--policy-lr", type=float, default=1e-4)
     algo.add_argument("--soft-target-tau", type=float, default=1e-3)
-    algo.add_argument("--n-updates-per-sample", type=int, default=1)
+    algo.add_argument("--n-updates-per-sample", type=updates_per_sample, default=1,
+                      help="updates after each step; a fraction 1/k (0.5) is one update "
+                           "every k steps")
+    algo.add_argument("--train-freq", type=int, default=1,
+                      help="update every N environment steps (SB3's train_freq)")
+    algo.add_argument("--gradient-steps", type=int, default=None,
+                      help="updates each time (SB3's gradient_steps); default: "
+                           "--n-updates-per-sample")
+    algo.add_argument("--ddpg-scale-reward", type=float, default=1.0,
+                      help="DDPG's scale_reward (rllab's): rewards are multiplied by this "
+                           "before they are stored; unlike --scale-reward, the returns "
+                           "reported stay unscaled")
+    algo.add_argument("--qfunc-weight-decay", type=float, default=0.0,
+                      help="L2 penalty 0.5*decay*sum(w^2) on the Q weights (DDPG paper: 1e-2)")
+    algo.add_argument("--policy-weight-decay", type=float, default=0.0)
+    algo.add_argument("--qfunc-grad-clip", type=float, default=None,
+                      help="clip each Q gradient element to [-c, c] (MXNet clip_gradient)")
+    algo.add_argument("--policy-grad-clip", type=float, default=None)
     algo.add_argument("--start-steps", type=int, default=0,
                       help="first N steps act uniformly at random (0: the original, never)")
     algo.add_argument("--include-horizon-terminal", action="store_true",
@@ -88,8 +120,26 @@ def build_parser():
     nets.add_argument("--qfunc-action-merge-layer", type=int, default=2,
                       help="number of hidden layers the observation passes before the "
                            "action is concatenated")
+    nets.add_argument("--activation", default="relu",
+                      help="hidden-layer activation of both networks (any MXNet act_type)")
+    nets.add_argument("--layer-norm", action="store_true",
+                      help="LayerNorm after each hidden layer of both networks")
+    nets.add_argument("--output-init", choices=["normal", "uniform3e-3"], default="normal",
+                      help="final-layer initialisation; uniform3e-3 is the DDPG paper's")
+    nets.add_argument("--hidden-init", choices=["normal", "fanin"], default="normal",
+                      help="hidden-layer initialisation; fanin is the DDPG paper's "
+                           "U(+-1/sqrt(fan_in))")
+    nets.add_argument("--strategy", choices=["ou", "gaussian"], default="ou",
+                      help="exploration noise")
     nets.add_argument("--ou-theta", type=float, default=0.15)
     nets.add_argument("--ou-sigma", type=float, default=0.3)
+    nets.add_argument("--ou-dt", type=float, default=1.0,
+                      help="OU time step (1: the original's recursion)")
+    nets.add_argument("--gaussian-sigma", type=float, default=0.1,
+                      help="Gaussian noise std, relative to the action half-range")
+    nets.add_argument("--gaussian-sigma-min", type=float, default=None,
+                      help="with --gaussian-decay-steps: sigma decays linearly to this")
+    nets.add_argument("--gaussian-decay-steps", type=int, default=None)
 
     run = parser.add_argument_group("run")
     add_preset_argument(run)
@@ -159,6 +209,15 @@ def make_env(args, render_mode=None):
     return env, args.max_path_length or default_horizon
 
 
+def make_strategy(args, env_spec):
+    """The exploration strategy the flags ask for (OU, the original's, by default)."""
+    if args.strategy == "gaussian":
+        return GaussianStrategy(env_spec, sigma=args.gaussian_sigma,
+                                sigma_min=args.gaussian_sigma_min,
+                                decay_steps=args.gaussian_decay_steps)
+    return OUStrategy(env_spec, theta=args.ou_theta, sigma=args.ou_sigma, dt=args.ou_dt)
+
+
 def setup_logging(log_dir, args):
     if not log_dir:
         return
@@ -176,12 +235,20 @@ def main(argv=None):
         args = resumed_args(args, argv)
     env, max_path_length = make_env(args)
     setup_logging(args.log_dir, args)
-    policy = DeterministicMLPPolicy(env.spec, hidden_sizes=args.policy_hidden_sizes)
+    network_options = dict(activation=args.activation, layer_norm=args.layer_norm,
+                           output_init=args.output_init, hidden_init=args.hidden_init)
+    policy = DeterministicMLPPolicy(env.spec, hidden_sizes=args.policy_hidden_sizes,
+                                    **network_options)
     qfunc = ContinuousMLPQ(env.spec, hidden_sizes=args.qfunc_hidden_sizes,
-                           action_merge_layer=args.qfunc_action_merge_layer)
-    strategy = OUStrategy(env.spec, theta=args.ou_theta, sigma=args.ou_sigma)
-    algo = DDPG(
-        env=env, policy=policy, qfunc=qfunc, strategy=strategy,
+                           action_merge_layer=args.qfunc_action_merge_layer, **network_options)
+    strategy = make_strategy(args, env.spec)
+    algorithm, extra = DDPG, {}
+    if args.algo == "td3":
+        algorithm = TD3
+        extra = dict(policy_delay=args.policy_delay, target_noise=args.target_noise,
+                     target_noise_clip=args.target_noise_clip)
+    algo = algorithm(
+        env=env, policy=policy, qfunc=qfunc, strategy=strategy, **extra,
         ctx=None if args.ctx == "auto" else args.ctx,
         batch_size=args.batch_size, n_epochs=args.n_epochs, epoch_length=args.epoch_length,
         memory_size=args.memory_size, memory_start_size=args.memory_start_size,
@@ -193,7 +260,11 @@ def main(argv=None):
         include_horizon_terminal=args.include_horizon_terminal, seed=args.seed,
         eval_interval=args.eval_interval or None,
         bootstrap_truncated=not args.original_truncation,
-        progress_bar=not args.no_progress_bar, start_steps=args.start_steps)
+        progress_bar=not args.no_progress_bar, start_steps=args.start_steps,
+        scale_reward=args.ddpg_scale_reward, qfunc_weight_decay=args.qfunc_weight_decay,
+        policy_weight_decay=args.policy_weight_decay, qfunc_grad_clip=args.qfunc_grad_clip,
+        policy_grad_clip=args.policy_grad_clip, train_freq=args.train_freq,
+        gradient_steps=args.gradient_steps)
     # what --resume needs to rebuild this run, saved in every checkpoint's manifest
     algo.checkpoint_metadata = {"run_args": {key: value for key, value in vars(args).items()
                                              if key != "resume"}}

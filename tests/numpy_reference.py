@@ -13,15 +13,21 @@ def relu(x):
 
 
 class NumpyQ(object):
-    """Q(s, a) with the action concatenated after ``merge`` hidden layers, ReLU, linear output."""
+    """Q(s, a) with the action concatenated after ``merge`` hidden layers, ReLU, linear output.
 
-    def __init__(self, params, n_hidden, merge):
+    ``prefix`` names the parameters (``qfunc``; TD3's second critic is ``qfunc2``).
+    """
+
+    def __init__(self, params, n_hidden, merge, prefix="qfunc"):
         self.p = {k: np.array(v, dtype=np.float64) for k, v in params.items()}
         self.n_hidden = n_hidden
         self.merge = merge
+        self.output = prefix + "_qval"
+        self.prefix = prefix
 
     def _layer_names(self):
-        return ["qfunc_fc%d" % i for i in range(1, self.n_hidden + 1)] + ["qfunc_qval"]
+        return ["%s_fc%d" % (self.prefix, i) for i in range(1, self.n_hidden + 1)] + [
+            self.output]
 
     def forward(self, obs, act):
         cache = []
@@ -32,7 +38,7 @@ class NumpyQ(object):
                 h = np.concatenate([h, act], axis=1)
             z = h @ self.p[name + "_weight"].T + self.p[name + "_bias"]
             cache.append((name, h, z))
-            h = z if name == "qfunc_qval" else relu(z)
+            h = z if name == self.output else relu(z)
         return h, cache
 
     def backward(self, dq, cache, act_dim):
@@ -42,7 +48,7 @@ class NumpyQ(object):
         dact = None
         for i in reversed(range(len(cache))):
             name, h_in, z = cache[i]
-            dz = dh if name == "qfunc_qval" else dh * (z > 0)
+            dz = dh if name == self.output else dh * (z > 0)
             grads[name + "_weight"] = dz.T @ h_in
             grads[name + "_bias"] = dz.sum(axis=0)
             dh = dz @ self.p[name + "_weight"]
@@ -81,16 +87,23 @@ class NumpyPolicy(object):
 
 
 class NumpyOptimizer(object):
-    """MXNet's ``sgd`` (no momentum, no weight decay) or ``adam`` with default betas."""
+    """MXNet's ``sgd`` (no momentum, no weight decay) or ``adam`` with default betas.
 
-    def __init__(self, kind, lr, beta1=0.9, beta2=0.999, epsilon=1e-8):
+    ``clip``: MXNet's ``clip_gradient``, each gradient element clipped to [-clip, clip]
+    before the update rule.
+    """
+
+    def __init__(self, kind, lr, beta1=0.9, beta2=0.999, epsilon=1e-8, clip=None):
         self.kind = kind
         self.lr = lr
         self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
+        self.clip = clip
         self.state = {}
 
     def step(self, params, grads):
         for name, grad in grads.items():
+            if self.clip is not None:
+                grad = np.clip(grad, -self.clip, self.clip)
             if self.kind == "sgd":
                 params[name] = params[name] - self.lr * grad
                 continue
@@ -103,13 +116,32 @@ class NumpyOptimizer(object):
             self.state[name] = (m, v, t)
 
 
-class NumpyDDPG(object):
-    """The six steps of one DDPG update, on float64 copies of the networks."""
+def l2_penalty(params, decay):
+    """rllab's weight decay term: 0.5 * decay * sum of squared weights (biases excluded)."""
+    return 0.5 * decay * sum(np.sum(w ** 2) for name, w in params.items()
+                             if name.endswith("_weight"))
 
-    def __init__(self, q, q_target, pi, pi_target, q_opt, pi_opt, discount, tau, act_dim):
+
+def add_l2_gradient(grads, params, decay):
+    """The penalty's gradient, decay * w, added to every weight's gradient."""
+    for name in grads:
+        if name.endswith("_weight"):
+            grads[name] = grads[name] + decay * params[name]
+    return grads
+
+
+class NumpyDDPG(object):
+    """The six steps of one DDPG update, on float64 copies of the networks.
+
+    ``q_decay``/``pi_decay``: L2 weight decay added to the critic's and the actor's losses.
+    """
+
+    def __init__(self, q, q_target, pi, pi_target, q_opt, pi_opt, discount, tau, act_dim,
+                 q_decay=0.0, pi_decay=0.0):
         self.q, self.q_target, self.pi, self.pi_target = q, q_target, pi, pi_target
         self.q_opt, self.pi_opt = q_opt, pi_opt
         self.discount, self.tau, self.act_dim = discount, tau, act_dim
+        self.q_decay, self.pi_decay = q_decay, pi_decay
 
     def update(self, obss, acts, rwds, ends, nxts):
         batch = obss.shape[0]
@@ -122,16 +154,70 @@ class NumpyDDPG(object):
         # 3. critic step on mean squared error
         q, cache = self.q.forward(obss, acts)
         q_loss = np.sum((q - ys) ** 2) / batch
+        q_reg_loss = q_loss + l2_penalty(self.q.p, self.q_decay)
         grads, _ = self.q.backward(2.0 * (q - ys) / batch, cache, self.act_dim)
-        self.q_opt.step(self.q.p, grads)
+        self.q_opt.step(self.q.p, add_l2_gradient(grads, self.q.p, self.q_decay))
         # 4. dLoss/dact of -mean(Q(s, mu(s))) through the updated critic
         q_new, cache = self.q.forward(obss, policy_acts)
         policy_loss = -np.sum(q_new) / batch
         _, dact = self.q.backward(-np.ones_like(q_new) / batch, cache, self.act_dim)
         # 5. actor step
-        self.pi_opt.step(self.pi.p, self.pi.backward(dact, pi_cache))
+        pi_grads = add_l2_gradient(self.pi.backward(dact, pi_cache), self.pi.p, self.pi_decay)
+        self.pi_opt.step(self.pi.p, pi_grads)
         # 6. soft target updates
         for target, online in ((self.pi_target, self.pi), (self.q_target, self.q)):
             for name in target.p:
                 target.p[name] = (1 - self.tau) * target.p[name] + self.tau * online.p[name]
-        return dict(q_loss=q_loss, policy_loss=policy_loss, qvals=q, ys=ys)
+        return dict(q_loss=q_loss, q_reg_loss=q_reg_loss, policy_loss=policy_loss, qvals=q,
+                    ys=ys)
+
+
+class NumpyTD3(object):
+    """One TD3 update (Fujimoto et al. 2018) on float64 copies of the networks.
+
+    ``noise`` is the target-action noise of the update, already scaled and clipped (the test
+    draws it as TD3 does, from a re-seeded numpy generator). Critic losses are mean squared
+    errors with optional L2 decay, as :class:`NumpyDDPG`'s.
+    """
+
+    def __init__(self, q1, q1_target, q2, q2_target, pi, pi_target, q1_opt, q2_opt, pi_opt,
+                 discount, tau, act_dim, low, high, policy_delay=2, q_decay=0.0,
+                 pi_decay=0.0):
+        self.q1, self.q1_target, self.q2, self.q2_target = q1, q1_target, q2, q2_target
+        self.pi, self.pi_target = pi, pi_target
+        self.q1_opt, self.q2_opt, self.pi_opt = q1_opt, q2_opt, pi_opt
+        self.discount, self.tau, self.act_dim = discount, tau, act_dim
+        self.low, self.high = low, high
+        self.policy_delay, self.q_decay, self.pi_decay = policy_delay, q_decay, pi_decay
+        self.total_it = 0
+
+    def update(self, obss, acts, rwds, ends, nxts, noise):
+        self.total_it += 1
+        batch = obss.shape[0]
+        # clipped double-Q target at the smoothed target action
+        next_acts, _ = self.pi_target.forward(nxts)
+        smoothed = np.clip(next_acts + noise, self.low, self.high)
+        next_q = np.minimum(self.q1_target.forward(nxts, smoothed)[0],
+                            self.q2_target.forward(nxts, smoothed)[0])
+        ys = rwds.reshape(-1, 1) + (1.0 - ends.reshape(-1, 1)) * self.discount * next_q
+        result = dict(ys=ys)
+        for key, q, opt in (("q1", self.q1, self.q1_opt), ("q2", self.q2, self.q2_opt)):
+            qvals, cache = q.forward(obss, acts)
+            result[key + "_loss"] = np.sum((qvals - ys) ** 2) / batch
+            result[key + "_vals"] = qvals
+            grads, _ = q.backward(2.0 * (qvals - ys) / batch, cache, self.act_dim)
+            opt.step(q.p, add_l2_gradient(grads, q.p, self.q_decay))
+        if self.total_it % self.policy_delay != 0:
+            return result
+        # delayed actor step on -mean(Q1(s, mu(s))) through the updated first critic
+        policy_acts, pi_cache = self.pi.forward(obss)
+        q_new, cache = self.q1.forward(obss, policy_acts)
+        result["policy_loss"] = -np.sum(q_new) / batch
+        _, dact = self.q1.backward(-np.ones_like(q_new) / batch, cache, self.act_dim)
+        pi_grads = add_l2_gradient(self.pi.backward(dact, pi_cache), self.pi.p, self.pi_decay)
+        self.pi_opt.step(self.pi.p, pi_grads)
+        for target, online in ((self.pi_target, self.pi), (self.q1_target, self.q1),
+                               (self.q2_target, self.q2)):
+            for name in target.p:
+                target.p[name] = (1 - self.tau) * target.p[name] + self.tau * online.p[name]
+        return result

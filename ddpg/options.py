@@ -1,0 +1,60 @@
+"""Small pieces of DDPG's optional behaviour that are not part of the update itself.
+
+- the update schedule: Stable-Baselines3's ``train_freq``/``gradient_steps`` and fractional
+  ``n_updates_per_sample`` (:func:`update_schedule`);
+- the evaluation environment's running statistics (:func:`sync_running_statistics`).
+"""
+
+
+def update_schedule(n_updates_per_sample, train_freq=1, gradient_steps=None):
+    """``(train_freq, gradient_steps)``: run ``gradient_steps`` updates every ``train_freq``
+    environment steps.
+
+    ``gradient_steps=None`` takes the count from ``n_updates_per_sample``. That may be a
+    whole number (the original's meaning: that many updates after every step) or a fraction
+    ``1/k`` (0.5, 0.25, ...), which means one update every ``k`` steps. The defaults (1, 1) are
+    the original's schedule. Which step triggers is decided from the run's step count (an
+    update follows step ``t`` when ``t % train_freq == 0``), so the schedule has no state of
+    its own and a restored run keeps it.
+    """
+    for name, value in (("train_freq", train_freq), ("gradient_steps", gradient_steps)):
+        if value is not None and (isinstance(value, bool) or int(value) != value or value <= 0):
+            raise ValueError("%s must be a positive integer, got %r" % (name, value))
+    ratio = n_updates_per_sample
+    if isinstance(ratio, bool) or not ratio > 0:
+        raise ValueError("n_updates_per_sample must be positive, got %r" % (ratio,))
+    if gradient_steps is not None:
+        if ratio != 1:
+            raise ValueError("give gradient_steps or n_updates_per_sample, not both "
+                             "(n_updates_per_sample=%r)" % (ratio,))
+        return int(train_freq), int(gradient_steps)
+    if int(ratio) == ratio:
+        return int(train_freq), int(ratio)
+    every = 1.0 / ratio
+    if ratio > 1 or abs(every - round(every)) > 1e-9:
+        raise ValueError("n_updates_per_sample must be a positive integer or 1/k for an "
+                         "integer k (0.5 = one update every 2 steps), got %r" % (ratio,))
+    if train_freq != 1:
+        raise ValueError("a fractional n_updates_per_sample (%r) already sets the update "
+                         "frequency; give train_freq with gradient_steps instead" % (ratio,))
+    return int(round(every)), 1
+
+
+def sync_running_statistics(env, eval_env):
+    """Copy ``env``'s running statistics into ``eval_env`` when both have them.
+
+    ``normalize(env, normalize_obs=True)`` keeps running observation (and reward) statistics
+    (``get_param_values``/``set_param_values``). The evaluation environment is a separate
+    copy whose statistics would otherwise follow only the evaluation episodes, so the policy
+    would be evaluated on observations normalised differently from the ones it was trained
+    on. DDPG calls this before every evaluation. (The original evaluated on the training
+    environment itself, so it used the training statistics too.) Returns whether it copied.
+    """
+    if env is eval_env:
+        return False
+    get_values = getattr(env, "get_param_values", None)
+    set_values = getattr(eval_env, "set_param_values", None)
+    if not (callable(get_values) and callable(set_values)):
+        return False
+    set_values(get_values())
+    return True

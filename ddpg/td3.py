@@ -1,0 +1,219 @@
+"""TD3 (Fujimoto et al., 2018) on DDPG's executors: twin critics, target policy smoothing,
+delayed policy and target updates.
+
+``TD3`` is a :class:`ddpg.DDPG` whose design it keeps: flat parameter buffers, one-operation
+optimiser steps and soft updates, and one ``target_executor`` that writes the targets y straight
+into the critics' ``yval`` input. What changes:
+
+- **Twin critics.** A second Q network, ``qfunc2`` (by default the first one's layout with the
+  parameter prefix ``qfunc2``, so both fit in one graph), with its own flat parameters,
+  gradients, optimiser and target ``qfunc2_target``. Both critics are bound on the same
+  ``obs``, ``act`` and ``yval`` arrays and regress on the same y.
+- **Clipped double-Q targets.** ``target_executor`` computes
+  ``y = r + (1 - end) * discount * min(Q1'(s', a~), Q2'(s', a~))``.
+- **Target policy smoothing.** ``a~ = clip(mu'(s') + noise, low, high)`` with
+  ``noise = clip(N(0, target_noise^2), -target_noise_clip, target_noise_clip)``, both scaled
+  by the action half-range ``(high - low) / 2`` per dimension (TD3's 0.2 and 0.5 of
+  ``max_action``). The noise is an *input array* of ``target_executor``, drawn on the host
+  with numpy's global generator at every update (after the batch), so a run is reproducible
+  from its seed and checkpoints, and a NumPy reference that re-seeds draws the same.
+- **Delayed updates.** The policy step and the soft updates of all three targets run on every
+  ``policy_delay``-th critic update (update index ``itr`` with ``(itr + 1) % policy_delay ==
+  0``, as TD3's ``total_it % policy_freq == 0``); the policy's loss is ``-mean(Q1(s, mu(s)))``
+  through the updated first critic, exactly DDPG's policy executor.
+
+The statistics follow the first critic (``AverageQLoss``, ``AverageQ``, ...);
+``AveragePolicyLoss`` averages over the policy updates only.
+"""
+import numpy as np
+
+import mxnet as mx
+
+from ddpg import regularization
+from ddpg.ddpg import DDPG, _check_same_layout
+from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes, soft_update
+from ddpg.qfuncs import ContinuousMLPQ
+from ddpg.statistics import UpdateStatistics
+
+
+class TD3(DDPG):
+    """TD3 with DDPG's arguments plus:
+
+    qfunc2: the second critic; by default a :class:`ContinuousMLPQ` with ``qfunc``'s layout
+        and options and the prefix ``qfunc2`` (a custom one needs parameter names of its own).
+    policy_delay: critic updates per policy (and target) update (TD3: 2).
+    target_noise, target_noise_clip: std and clip of the target-action noise, relative to the
+        action half-range (TD3: 0.2 and 0.5).
+
+    TD3's other settings are DDPG arguments: ``start_steps``, a
+    :class:`ddpg.strategies.GaussianStrategy` of sigma 0.1, ``soft_target_tau=0.005``,
+    ``batch_size=256``, learning rates 3e-4, 256-256 networks.
+    """
+
+    CHECKPOINT_NETWORKS = ("qfunc", "qfunc_target", "qfunc2", "qfunc2_target", "policy",
+                           "policy_target")
+    CHECKPOINT_OPTIMISED = ("qfunc", "qfunc2", "policy")
+
+    def __init__(self, env, policy, qfunc, strategy, qfunc2=None, policy_delay=2,
+                 target_noise=0.2, target_noise_clip=0.5, **kwargs):
+        if qfunc2 is None:
+            if not isinstance(qfunc, ContinuousMLPQ):
+                raise ValueError("TD3 needs qfunc2 for a Q-function that is not a "
+                                 "ContinuousMLPQ (%s)" % type(qfunc).__name__)
+            qfunc2 = ContinuousMLPQ(
+                qfunc.env_spec, hidden_sizes=qfunc.hidden_sizes,
+                action_merge_layer=qfunc.action_merge_layer, activation=qfunc.activation,
+                layer_norm=qfunc.layer_norm, output_init=qfunc.output_init,
+                hidden_init=qfunc.hidden_init, prefix="qfunc2")
+        if isinstance(policy_delay, bool) or int(policy_delay) != policy_delay \
+                or policy_delay <= 0:
+            raise ValueError("policy_delay must be a positive integer, got %r" % (policy_delay,))
+        for name, value in (("target_noise", target_noise),
+                            ("target_noise_clip", target_noise_clip)):
+            if isinstance(value, bool) or not value >= 0:
+                raise ValueError("%s must be a non-negative number, got %r" % (name, value))
+        # set before DDPG.__init__, which calls init_net
+        self.qfunc2 = qfunc2
+        self.policy_delay = int(policy_delay)
+        self.target_noise = target_noise
+        self.target_noise_clip = target_noise_clip
+        super(TD3, self).__init__(env, policy, qfunc, strategy, **kwargs)
+
+    # the second critic shares the first one's learning rate and clip (checkpoint restores
+    # look these up by network name)
+    @property
+    def qfunc2_lr(self):
+        return self.qfunc_lr
+
+    @property
+    def qfunc2_grad_clip(self):
+        return self.qfunc_grad_clip
+
+    def _target_q_symbol(self, qval_sym, act_sym, args):
+        """min(Q1'(s', a~), Q2'(s', a~)) with a~ = clip(mu'(s') + noise, low, high)."""
+        act_dim = self.env.action_space.flat_dim
+        qval2_sym = self.qfunc2.get_loss_symbols()["qval"]
+        shapes = {"obs": self.qfunc_input_shapes["obs"], "act": self.qfunc_input_shapes["act"]}
+        shared = set(param_shapes(qval_sym, shapes)) & set(param_shapes(qval2_sym, shapes))
+        if shared:
+            raise ValueError("TD3's two critics must have distinct parameter names; both "
+                             "have %s" % sorted(shared))
+        self.qfunc2_target_params = FlatArrays(self.ctx, param_shapes(qval2_sym, shapes))
+        half_range = (self._action_high - self._action_low) / 2.0
+        self._noise_std = self.target_noise * half_range
+        self._noise_bound = self.target_noise_clip * half_range
+        self._target_noise = mx.nd.zeros((self.batch_size, act_dim), ctx=self.ctx)
+        low = mx.nd.array(self._action_low.reshape(1, -1), ctx=self.ctx, dtype=np.float32)
+        high = mx.nd.array(self._action_high.reshape(1, -1), ctx=self.ctx, dtype=np.float32)
+        args.update({"target_noise": self._target_noise, "act_low": low, "act_high": high})
+        args.update(self.qfunc2_target_params.views)
+        # one obs variable for the three networks (each symbol has its own "obs" node, and
+        # an executor cannot bind three arguments of one name)
+        obs = mx.symbol.Variable("obs")
+        smoothed = mx.symbol.broadcast_minimum(
+            mx.symbol.broadcast_maximum(act_sym(obs=obs) + mx.symbol.Variable("target_noise"),
+                                        mx.symbol.Variable("act_low")),
+            mx.symbol.Variable("act_high"))
+        return mx.symbol.minimum(qval_sym(obs=obs, act=smoothed),
+                                 qval2_sym(obs=obs, act=smoothed))
+
+    def init_net(self):
+        """DDPG's executors (with the twin target above), then the second critic's."""
+        super(TD3, self).init_net()
+        qval2_sym = self.qfunc2.get_loss_symbols()["qval"]
+        yval2_sym = self.qfunc2.get_loss_symbols()["yval"]
+        loss = 1.0 / self.batch_size * mx.symbol.sum(mx.symbol.square(qval2_sym - yval2_sym))
+        decay = regularization.l2_penalty_symbol(qval2_sym, self.qfunc_weight_decay,
+                                                 self.qfunc_input_shapes)
+        self.qfunc2.define_loss(loss if decay is None else loss + decay)
+        # one obs, act and yval array for both critics: the batch is copied in once and
+        # target_executor's output is both critics' target
+        shared = {name: self.qfunc.arg_dict[name] for name in ("obs", "act", "yval")}
+        self.qfunc2.define_exe(
+            ctx=self.ctx,
+            init=getattr(self.qfunc2, "initializer", None) or mx.initializer.Normal(),
+            updater=regularization.create_updater(self.qfunc_updater, self.qfunc_lr,
+                                                  self.qfunc_grad_clip),
+            input_shapes=self.qfunc_input_shapes, input_arrays=shared)
+        _check_same_layout(self.qfunc2_target_params, self.qfunc2.params, "qfunc2")
+        target_shapes = {"obs": self.qfunc_input_shapes["obs"],
+                         "act": self.qfunc_input_shapes["act"]}
+        args = bind_inputs(self.ctx, target_shapes,
+                           {"obs": self.policy_target.arg_dict["obs"]})
+        args.update(self.qfunc2_target_params.views)
+        self.qfunc2_target = qval2_sym.bind(ctx=self.ctx, args=args, grad_req="null")
+        self.qfunc2.params.data.copyto(self.qfunc2_target_params.data)
+        self.update_stats = TD3Statistics(self.ctx, self.batch_size)
+
+    def draw_target_noise(self):
+        """The clipped target-action noise of one update, drawn with numpy's generator."""
+        noise = np.random.randn(self.batch_size, len(self._noise_std)) * self._noise_std
+        return np.clip(noise, -self._noise_bound, self._noise_bound)
+
+    def do_update(self, itr, batch):
+        """One TD3 update: both critics every time; policy and targets every
+        ``policy_delay``-th time. The order otherwise follows :meth:`DDPG.do_update`."""
+        obss, acts, rwds, ends, nxts = batch
+        qfunc_args = self.qfunc.arg_dict
+        copy_into(qfunc_args["obs"], obss)  # also qfunc2's, the policy's, policy_executor's
+        copy_into(self.policy_target.arg_dict["obs"], nxts)
+        copy_into(self._batch_rwds, rwds)
+        copy_into(self._batch_discounts, (1.0 - np.asarray(ends, dtype=np.float32))
+                  * np.float32(self.discount))
+        copy_into(self._target_noise, self.draw_target_noise())
+        update_policy = (itr + 1) % self.policy_delay == 0
+        if update_policy:
+            self.policy.exe.forward(is_train=True)
+            policy_acts = self.policy.exe.outputs[0]
+        # y with both target critics at the smoothed target action, into both yvals
+        self.target_executor.forward(is_train=False)
+        ys = qfunc_args["yval"]
+        self.qfunc.update_params(qfunc_args["obs"], acts, ys)
+        q_stats = self.qfunc.exe.outputs[2]
+        self.qfunc2.update_params(qfunc_args["obs"], qfunc_args["act"], ys)  # shared: no copy
+        if not update_policy:
+            self.update_stats.add(q_stats)
+            return
+        # the policy step through the updated first critic, as DDPG's steps 4-5
+        policy_acts.copyto(self.policy_executor.arg_dict["act"])
+        self.policy_executor.forward(is_train=True)
+        policy_loss = self.policy_executor.outputs[0]
+        self.policy_executor.backward()
+        if self._policy_penalty is None:
+            self.policy.update_params(self.policy_executor_grad_dict["act"], forward=False)
+        else:
+            self._policy_step_with_penalty()
+        for target, online in ((self.policy_target_params, self.policy.params),
+                               (self.qfunc_target_params, self.qfunc.params),
+                               (self.qfunc2_target_params, self.qfunc2.params)):
+            soft_update(target.data, online.data, self.soft_target_tau)
+        self.update_stats.add(q_stats, policy_loss)
+
+
+class TD3Statistics(UpdateStatistics):
+    """DDPG's statistics, with the policy loss averaged over the policy updates only."""
+
+    def __init__(self, ctx, batch_size):
+        super(TD3Statistics, self).__init__(ctx, batch_size)
+        self.n_policy_updates = 0
+
+    def add(self, q_stats, policy_loss=None):
+        self.q_sums += q_stats
+        self.n_updates += 1
+        if policy_loss is not None:
+            self.policy_loss_sum += policy_loss.reshape((1,))
+            self.n_policy_updates += 1
+
+    def averages(self):
+        averages = super(TD3Statistics, self).averages()
+        if averages:
+            if self.n_policy_updates:
+                averages["AveragePolicyLoss"] = (float(self.policy_loss_sum.asnumpy()[0])
+                                                 / self.n_policy_updates)
+            else:
+                del averages["AveragePolicyLoss"]
+        return averages
+
+    def reset(self):
+        super(TD3Statistics, self).reset()
+        self.n_policy_updates = 0

@@ -1,0 +1,202 @@
+"""TD3: updates checked parameter by parameter against an independent NumPy TD3, and its
+training loop, checkpoints and validation."""
+import json
+import os
+
+import mxnet as mx
+import numpy as np
+import pytest
+
+from ddpg.policies import DeterministicMLPPolicy
+from ddpg.qfuncs import ContinuousMLPQ
+from ddpg.strategies import GaussianStrategy
+from ddpg.td3 import TD3
+
+from helpers import PointEnv
+from numpy_reference import NumpyOptimizer, NumpyPolicy, NumpyQ, NumpyTD3
+
+OBS_DIM, ACT_DIM, BATCH = 3, 2, 8
+INPUTS = ("obs", "act", "yval")
+
+
+def params_of(arg_dict):
+    return {name: arr.asnumpy().astype(np.float64) for name, arr in arg_dict.items()
+            if name not in INPUTS}
+
+
+def build(updater="adam", lr=2e-2, tau=0.1, q_hidden=(6, 5), merge=1, pi_hidden=(5, 4),
+          action_bound=1.0, randomize=True, **kwargs):
+    env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM, action_bound=action_bound)
+    options = dict(ctx=mx.cpu(), batch_size=BATCH, discount=0.9, qfunc_updater=updater,
+                   qfunc_lr=lr, policy_updater=updater, policy_lr=lr, soft_target_tau=tau,
+                   seed=3, progress_bar=False)
+    options.update(kwargs)
+    algo = TD3(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=pi_hidden),
+               qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_hidden, action_merge_layer=merge),
+               strategy=GaussianStrategy(env.spec, sigma=0.1), **options)
+    if randomize:  # large, distinct parameters, as tests/test_update.py
+        rng = np.random.RandomState(0)
+        for network in TD3.CHECKPOINT_NETWORKS:
+            for name, arr in getattr(algo, network).arg_dict.items():
+                if name not in INPUTS:
+                    arr[:] = rng.normal(0, 0.5, size=arr.shape)
+    return algo
+
+
+def make_batch(rng):
+    return (rng.normal(size=(BATCH, OBS_DIM)).astype(np.float32),
+            rng.uniform(-1, 1, size=(BATCH, ACT_DIM)).astype(np.float32),
+            rng.normal(size=BATCH).astype(np.float32),
+            (rng.uniform(size=BATCH) < 0.3).astype(np.float32),
+            rng.normal(size=(BATCH, OBS_DIM)).astype(np.float32))
+
+
+def assert_params_close(arg_dict, reference_params, what):
+    ours = params_of(arg_dict)
+    assert sorted(ours) == sorted(reference_params)
+    for name in ours:
+        np.testing.assert_allclose(ours[name], reference_params[name], rtol=2e-4, atol=2e-6,
+                                   err_msg="%s %s" % (what, name))
+
+
+@pytest.mark.parametrize("updater", ["sgd", "adam"])
+@pytest.mark.parametrize("policy_delay,action_bound,q_decay,pi_decay,grad_clip", [
+    (2, 1.0, 0.0, 0.0, None),    # TD3's settings on [-1, 1] actions
+    (3, 2.0, 0.0, 0.0, None),    # another delay; a wider range scales the noise and the clip
+    (1, 1.0, 0.1, 0.0, None),    # no delay (DDPG with twin critics), critic weight decay
+    (2, 1.0, 0.1, 0.2, 0.05),    # both weight decays and clipping (both critics use it)
+])
+def test_td3_updates_match_numpy(updater, policy_delay, action_bound, q_decay, pi_decay,
+                                 grad_clip):
+    lr, tau, sigma, clip = 2e-2, 0.1, 0.2, 0.5
+    algo = build(updater, lr, tau, action_bound=action_bound, policy_delay=policy_delay,
+                 target_noise=sigma, target_noise_clip=clip, qfunc_weight_decay=q_decay,
+                 policy_weight_decay=pi_decay, qfunc_grad_clip=grad_clip,
+                 policy_grad_clip=grad_clip)
+    assert sorted(params_of(algo.qfunc2.arg_dict)) == sorted(
+        name.replace("qfunc_", "qfunc2_") for name in params_of(algo.qfunc.arg_dict))
+    reference = NumpyTD3(
+        q1=NumpyQ(params_of(algo.qfunc.arg_dict), 2, 1),
+        q1_target=NumpyQ(params_of(algo.qfunc_target.arg_dict), 2, 1),
+        q2=NumpyQ(params_of(algo.qfunc2.arg_dict), 2, 1, prefix="qfunc2"),
+        q2_target=NumpyQ(params_of(algo.qfunc2_target.arg_dict), 2, 1, prefix="qfunc2"),
+        pi=NumpyPolicy(params_of(algo.policy.arg_dict), 2),
+        pi_target=NumpyPolicy(params_of(algo.policy_target.arg_dict), 2),
+        q1_opt=NumpyOptimizer(updater, lr, clip=grad_clip),
+        q2_opt=NumpyOptimizer(updater, lr, clip=grad_clip),
+        pi_opt=NumpyOptimizer(updater, lr, clip=grad_clip), discount=0.9, tau=tau,
+        act_dim=ACT_DIM, low=-action_bound, high=action_bound, policy_delay=policy_delay,
+        q_decay=q_decay, pi_decay=pi_decay)
+    rng = np.random.RandomState(1)
+    half_range = action_bound
+    policy_updates = 0
+    for itr in range(6):
+        batch = make_batch(rng)
+        np.random.seed(100 + itr)
+        noise = np.clip(np.random.randn(BATCH, ACT_DIM) * sigma * half_range,
+                        -clip * half_range, clip * half_range)
+        expected = reference.update(*[b.astype(np.float64) for b in batch], noise=noise)
+        np.random.seed(100 + itr)
+        algo.do_update(itr, batch)
+        np.testing.assert_allclose(algo.qfunc.arg_dict["yval"].asnumpy(), expected["ys"],
+                                   rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(algo.qfunc2.exe.outputs[1].asnumpy(), expected["q2_vals"],
+                                   rtol=1e-4, atol=1e-5)
+        for network, ref in (("qfunc", reference.q1.p), ("qfunc_target", reference.q1_target.p),
+                             ("qfunc2", reference.q2.p),
+                             ("qfunc2_target", reference.q2_target.p),
+                             ("policy", reference.pi.p), ("policy_target", reference.pi_target.p)):
+            assert_params_close(getattr(algo, network).arg_dict, ref, "%s at %d" % (network, itr))
+        if "policy_loss" in expected:
+            policy_updates += 1
+            np.testing.assert_allclose(algo.policy_executor.outputs[0].asnumpy(),
+                                       expected["policy_loss"], rtol=1e-4, atol=1e-6)
+    assert policy_updates == 6 // policy_delay
+    assert algo.update_stats.n_updates == 6
+    assert algo.update_stats.n_policy_updates == policy_updates
+
+
+def test_smoothing_and_the_minimum_change_the_targets():
+    """Guards against a reference that agrees by accident: here the noise clip binds, the
+    noise moves the target Q values, and each critic is the smaller one somewhere."""
+    algo = build(target_noise=0.4, target_noise_clip=0.5)
+    batch = make_batch(np.random.RandomState(2))
+    np.random.seed(0)
+    noise = algo.draw_target_noise()
+    assert np.any(np.abs(noise) == 0.5) and np.abs(noise).max() <= 0.5
+    q1 = NumpyQ(params_of(algo.qfunc_target.arg_dict), 2, 1)
+    q2 = NumpyQ(params_of(algo.qfunc2_target.arg_dict), 2, 1, prefix="qfunc2")
+    pi = NumpyPolicy(params_of(algo.policy_target.arg_dict), 2)
+    nxts = batch[4].astype(np.float64)
+    next_acts = pi.forward(nxts)[0]
+    smoothed = np.clip(next_acts + noise, -1, 1)
+    q1s, q2s = q1.forward(nxts, smoothed)[0], q2.forward(nxts, smoothed)[0]
+    assert np.any(q1s < q2s) and np.any(q2s < q1s)
+    assert np.abs(q1.forward(nxts, next_acts)[0] - q1s).max() > 1e-2
+    np.random.seed(0)
+    algo.do_update(0, batch)
+    expected = (batch[2].reshape(-1, 1) + (1 - batch[3].reshape(-1, 1)) * 0.9
+                * np.minimum(q1s, q2s))
+    np.testing.assert_allclose(algo.qfunc.arg_dict["yval"].asnumpy(), expected, rtol=1e-4,
+                               atol=1e-5)
+    # both critics read the very same target array
+    assert algo.qfunc2.arg_dict["yval"] is algo.qfunc.arg_dict["yval"] or np.array_equal(
+        algo.qfunc2.arg_dict["yval"].asnumpy(), algo.qfunc.arg_dict["yval"].asnumpy())
+
+
+def test_td3_trains_saves_and_restores(tmp_path):
+    algo = build(randomize=False, n_epochs=2, epoch_length=30, memory_start_size=BATCH,
+                 max_path_length=15, eval_samples=15, start_steps=10)
+    algo.train()
+    assert algo.itr > 0
+    assert np.isfinite(algo.qfunc2.params.data.asnumpy()).all()
+    path = algo.save(str(tmp_path / "td3"))
+    with open(os.path.join(path, "manifest.json")) as handle:
+        manifest = json.load(handle)
+    assert sorted(manifest["parameters"]) == sorted(TD3.CHECKPOINT_NETWORKS)
+    assert manifest["hyperparameters"]["policy_delay"] == 2
+    assert os.path.exists(os.path.join(path, "qfunc2.states"))
+    other = build(randomize=False, n_epochs=3, epoch_length=30, memory_start_size=BATCH,
+                  max_path_length=15, eval_samples=15, start_steps=10)
+    other.restore(path)
+    for network in TD3.CHECKPOINT_NETWORKS:
+        for name, value in params_of(getattr(algo, network).arg_dict).items():
+            np.testing.assert_array_equal(params_of(getattr(other, network).arg_dict)[name],
+                                          value)
+    other.train()
+    assert other.epoch == 3
+
+
+def test_a_ddpg_checkpoint_does_not_restore_into_td3(tmp_path):
+    from ddpg import DDPG
+    from ddpg.errors import CheckpointError
+    env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
+    ddpg = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=(5, 4)),
+                qfunc=ContinuousMLPQ(env.spec, hidden_sizes=(6, 5), action_merge_layer=1),
+                strategy=GaussianStrategy(env.spec), ctx=mx.cpu(), batch_size=BATCH,
+                progress_bar=False)
+    path = ddpg.save(str(tmp_path / "ddpg"))
+    with pytest.raises(CheckpointError, match="networks"):
+        build(randomize=False).restore(path)
+
+
+@pytest.mark.parametrize("kwargs", [dict(policy_delay=0), dict(policy_delay=1.5),
+                                    dict(target_noise=-0.1), dict(target_noise_clip=-1)])
+def test_td3_rejects_bad_arguments(kwargs):
+    with pytest.raises(ValueError):
+        build(randomize=False, **kwargs)
+
+
+def test_run_script_trains_td3():
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "examples", "run_ddpg.py")
+    spec = importlib.util.spec_from_file_location("run_ddpg_for_td3", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    algo = script.main(["--algo", "td3", "--policy-delay", "3", "--target-noise", "0.3",
+                        "--n-epochs", "1", "--epoch-length", "40", "--memory-start-size", "32",
+                        "--eval-samples", "10", "--ctx", "cpu", "--no-progress-bar",
+                        "--strategy", "gaussian"])
+    assert isinstance(algo, TD3) and algo.policy_delay == 3 and algo.target_noise == 0.3
+    assert algo.itr == 9
