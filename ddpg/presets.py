@@ -16,14 +16,15 @@ script and the runs' ``params.json`` agree on what was run.
     defaults; the preset spells them out so that they can be listed and compared.
 
 ``pendulum``
-    gymnasium ``Pendulum-v1`` in the spirit of the rl-baselines3-zoo DDPG settings (400-300
-    networks, lr 1e-3 for both, tau 0.005, batch 256, buffer 2e5, gamma 0.98, 10,000 warm-up
-    steps taken with uniformly random actions (``start_steps``), 20,000 steps). One difference,
-    because this library does not have it (yet): the zoo explores with Gaussian noise of std
-    0.1; here the noise is OU (theta 0.15, sigma 0.1: a stationary std of about 0.19 on
-    [-1, 1] actions). As in the DDPG
+    gymnasium ``Pendulum-v1`` with the rl-baselines3-zoo DDPG settings: 400-300 networks, lr
+    1e-3 for both, tau 0.005, batch 256, buffer 2e5, gamma 0.98, 10,000 warm-up steps taken
+    with uniformly random actions (``start_steps``), Gaussian exploration noise of std 0.1 in
+    the environment's torque units (``gaussian_sigma`` 0.05: our sigma is relative to half
+    the action range, and ``normalize`` maps [-2, 2] to [-1, 1]), 20,000 steps. As in the DDPG
     paper the action joins the Q network after its first hidden layer (``action_merge_layer``
     1). Evaluation: 10 deterministic episodes (2000 steps) after every 1000-step epoch.
+    Remaining difference: the initialisation (MXNet's Normal(0.01), the original's, against
+    PyTorch's default fan-in uniform).
 
 ``halfcheetah``, ``hopper``
     MuJoCo ``HalfCheetah-v5`` and ``Hopper-v5`` (gymnasium 1.x with the ``mujoco`` extra, see
@@ -79,8 +80,8 @@ PRESETS = {
         "memory_size": 200000,
         "memory_start_size": 10000,
         "discount": 0.98,
-        "ou_theta": 0.15,
-        "ou_sigma": 0.1,
+        "strategy": "gaussian",
+        "gaussian_sigma": 0.05,
         "max_path_length": 200,
         "epoch_length": 1000,
         "n_epochs": 20,
