@@ -144,22 +144,27 @@ def breakdown_ours(config, warmup, steps, ctx, mkldnn="auto"):
 
 
 def update_flops(config):
-    """Floating-point operations of one update (multiply-adds count 2), for GFLOP/s."""
+    """Floating-point operations of one update as our executors run it (a multiply-add is 2).
+
+    Forward passes: target policy and target Q (target_executor), policy, Q (its update) and
+    Q again (policy_executor). Backward passes: the Q update needs weight gradients of every
+    layer and input gradients of all but the first (the observation has none); the policy
+    executor only input gradients from the output back to the layer the action joins; the
+    policy weight gradients and input gradients of all but its first layer.
+    """
     _, policy_sizes, q_sizes, merge, batch = CONFIGS[config]
     obs_dim, act_dim = 3, 1
-
-    def mlp_macs(layer_inputs, layer_outputs):
-        return sum(i * o for i, o in zip(layer_inputs, layer_outputs))
-
     q_in = [obs_dim] + list(q_sizes)
     q_in[merge] += act_dim
-    q_macs = mlp_macs(q_in, list(q_sizes) + [1])
-    p_macs = mlp_macs([obs_dim] + list(policy_sizes), list(policy_sizes) + [act_dim])
-    # forward passes: target policy, policy, target Q, Q (train), policy executor (Q);
-    # backward passes cost about twice a forward: Q, policy executor (Q), policy
+    q_layers = [i * o for i, o in zip(q_in, list(q_sizes) + [1])]
+    p_layers = [i * o for i, o in zip([obs_dim] + list(policy_sizes),
+                                      list(policy_sizes) + [act_dim])]
+    q_macs, p_macs = sum(q_layers), sum(p_layers)
     forward = 2 * p_macs + 3 * q_macs
-    backward = 2 * (2 * q_macs + p_macs)
-    return 2.0 * batch * (forward + backward)
+    q_backward = q_macs + (q_macs - q_layers[0])
+    policy_executor_backward = sum(q_layers[merge:])
+    p_backward = p_macs + (p_macs - p_layers[0])
+    return 2.0 * batch * (forward + q_backward + policy_executor_backward + p_backward)
 
 
 def matmul_gflops(n=1024, repeat=10):
