@@ -483,13 +483,8 @@ class DDPG(object):
         Everything stays on the device: the batch goes in with one copy per array, and the
         statistics are summed there (:class:`ddpg.statistics.UpdateStatistics`).
         """
-        obss, acts, rwds, ends, nxts = batch
+        acts = self._load_batch(batch)
         qfunc_args = self.qfunc.arg_dict
-        copy_into(qfunc_args["obs"], obss)  # also the policy's and policy_executor's obs
-        copy_into(self.policy_target.arg_dict["obs"], nxts)  # the targets' s'
-        copy_into(self._batch_rwds, rwds)
-        copy_into(self._batch_discounts, (1.0 - np.asarray(ends, dtype=np.float32))
-                  * np.float32(self.discount))
         # 1. the current policy's actions for s, before any update (kept for steps 4-5)
         self.policy.exe.forward(is_train=True)
         policy_acts = self.policy.exe.outputs[0]
@@ -504,18 +499,8 @@ class DDPG(object):
         # in update values all computed: no need to recompute qfunc_loss and qvals
         q_stats = self.qfunc.exe.outputs[2]
 
-        # 4. dLoss/dact of the policy loss through the *updated* Q (policy_executor's obs
-        #    is the Q executor's, which already holds obss)
-        policy_acts.copyto(self.policy_executor.arg_dict["act"])
-        self.policy_executor.forward(is_train=True)
-        policy_loss = self.policy_executor.outputs[0]
-        self.policy_executor.backward()
-
-        # 5. policy update from that gradient (the forward pass of step 1 is reused)
-        if self._policy_penalty is None:
-            self.policy.update_params(self.policy_executor_grad_dict["act"], forward=False)
-        else:
-            self._policy_step_with_penalty()
+        # 4-5. the policy step through the *updated* Q
+        policy_loss = self._policy_step(policy_acts)
 
         # 6. soft update of the target networks, one operation per network
         soft_update(self.policy_target_params.data, self.policy.params.data,
@@ -525,11 +510,44 @@ class DDPG(object):
 
         self.update_stats.add(q_stats, policy_loss)
 
-    def _policy_step_with_penalty(self):
-        """Step 5 with ``policy_weight_decay``: backward, add the L2 gradient, then step."""
-        self.policy.exe.backward([self.policy_executor_grad_dict["act"]])
-        self._policy_penalty.add_gradient()
-        self.policy.updater(0, self.policy.grads.data, self.policy.params.data)
+    def _load_batch(self, batch):
+        """Copy a batch into the bound input arrays; returns the batch's actions.
+
+        The Q executor's obs is also the policy's and policy_executor's; the targets share
+        one s' array; rewards and (1 - end) * discount feed ``target_executor``.
+        """
+        obss, acts, rwds, ends, nxts = batch
+        copy_into(self.qfunc.arg_dict["obs"], obss)
+        copy_into(self.policy_target.arg_dict["obs"], nxts)
+        copy_into(self._batch_rwds, rwds)
+        copy_into(self._batch_discounts, (1.0 - np.asarray(ends, dtype=np.float32))
+                  * np.float32(self.discount))
+        return acts
+
+    def _policy_step(self, policy_acts):
+        """Steps 4-5: dLoss/dact through the current Q, then the policy update.
+
+        ``policy_acts`` are the policy's outputs for the batch from its step-1 forward pass
+        (``is_train=True``), which the policy's backward pass reuses. policy_executor's obs is
+        the Q executor's, which already holds the batch. Returns the policy loss (NDArray).
+        """
+        policy_acts.copyto(self.policy_executor.arg_dict["act"])
+        self.policy_executor.forward(is_train=True)
+        policy_loss = self.policy_executor.outputs[0]
+        self.policy_executor.backward()
+        self._policy_update(self.policy_executor_grad_dict["act"])
+        return policy_loss
+
+    def _policy_update(self, dloss_dact):
+        """Step 5: the policy's backward pass from ``dloss_dact`` (reusing its step-1 forward
+        pass) and its optimiser step, with the L2 penalty's gradient added when
+        ``policy_weight_decay`` is set."""
+        if self._policy_penalty is None:
+            self.policy.update_params(dloss_dact, forward=False)
+        else:
+            self.policy.exe.backward([dloss_dact])
+            self._policy_penalty.add_gradient()
+            self.policy.updater(0, self.policy.grads.data, self.policy.params.data)
 
     def _evaluation_due(self, epoch):
         if epoch == self.n_epochs - 1:

@@ -153,13 +153,8 @@ class TD3(DDPG):
     def do_update(self, itr, batch):
         """One TD3 update: both critics every time; policy and targets every
         ``policy_delay``-th time. The order otherwise follows :meth:`DDPG.do_update`."""
-        obss, acts, rwds, ends, nxts = batch
+        acts = self._load_batch(batch)  # the obs array is also qfunc2's
         qfunc_args = self.qfunc.arg_dict
-        copy_into(qfunc_args["obs"], obss)  # also qfunc2's, the policy's, policy_executor's
-        copy_into(self.policy_target.arg_dict["obs"], nxts)
-        copy_into(self._batch_rwds, rwds)
-        copy_into(self._batch_discounts, (1.0 - np.asarray(ends, dtype=np.float32))
-                  * np.float32(self.discount))
         copy_into(self._target_noise, self.draw_target_noise())
         update_policy = (itr + 1) % self.policy_delay == 0
         if update_policy:
@@ -175,14 +170,7 @@ class TD3(DDPG):
             self.update_stats.add(q_stats)
             return
         # the policy step through the updated first critic, as DDPG's steps 4-5
-        policy_acts.copyto(self.policy_executor.arg_dict["act"])
-        self.policy_executor.forward(is_train=True)
-        policy_loss = self.policy_executor.outputs[0]
-        self.policy_executor.backward()
-        if self._policy_penalty is None:
-            self.policy.update_params(self.policy_executor_grad_dict["act"], forward=False)
-        else:
-            self._policy_step_with_penalty()
+        policy_loss = self._policy_step(policy_acts)
         for target, online in ((self.policy_target_params, self.policy.params),
                                (self.qfunc_target_params, self.qfunc.params),
                                (self.qfunc2_target_params, self.qfunc2.params)):

@@ -99,7 +99,7 @@ def test_policy_weight_decay_leaves_biases_alone():
     before = params_of(algo.policy.arg_dict)
     algo.policy_executor_grad_dict["act"][:] = 0
     algo.policy.exe.forward(is_train=True)  # do_update's step 1, which the backward reuses
-    algo._policy_step_with_penalty()
+    algo._policy_update(algo.policy_executor_grad_dict["act"])
     after = params_of(algo.policy.arg_dict)
     for name in before:
         if name.endswith("_bias"):
