@@ -173,3 +173,20 @@ def test_seed_result_finds_the_first_solved_epoch(tmp_path):
     assert result["solved_epoch"] == 2 and result["solved_env_steps"] == 3000
     assert result["final_return"] == 990.0 and result["best_epoch"] == 4
     assert result["evaluations"] == 4
+
+
+def test_throughput_benchmark_runs_and_reports(tmp_path):
+    """benchmarks/throughput.py end to end on a few steps (ours only: CI has no torch)."""
+    result = subprocess.run(
+        [sys.executable, os.path.join(REPO, "benchmarks", "throughput.py"), "--configs", "1",
+         "2", "--steps", "60", "--warmup", "300", "--threads", "1", "--skip-sb3"],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    assert "matmul ceiling" in out
+    assert "config 1 (original sizes: 32-unit layers, batch 32): ours" in out
+    assert "(oneDNN off)" in out and "(oneDNN on)" in out  # the auto choice per size
+    for part in ("update: networks and optimisers", "env step", "action selection",
+                 "replay sampling", "target update", "host-to-device copies"):
+        assert part in out
+    assert "GFLOP per update" in out
