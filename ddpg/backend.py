@@ -11,6 +11,9 @@ import os
 
 #: Networks whose layers are all at most this wide run faster without oneDNN.
 SMALL_LAYER_UNITS = 64
+#: Holds the value this module gave MXNET_MKLDNN_ENABLED (a user's own setting differs or
+#: comes without it).
+_SET_BY_DDPG = "DDPG_MKLDNN_AUTO_VALUE"
 
 
 def choose_mkldnn(setting, layer_sizes, ctx):
@@ -21,12 +24,17 @@ def choose_mkldnn(setting, layer_sizes, ctx):
     was asked to be on. Has no effect once MXNet has run an operator in this process.
     """
     if setting == "auto":
-        if "MXNET_MKLDNN_ENABLED" in os.environ or ctx.device_type != "cpu":
+        user_chose = ("MXNET_MKLDNN_ENABLED" in os.environ
+                      and os.environ.get(_SET_BY_DDPG) != os.environ["MXNET_MKLDNN_ENABLED"])
+        if user_chose or ctx.device_type != "cpu":
             return os.environ.get("MXNET_MKLDNN_ENABLED", "1") != "0"
         setting = max(layer_sizes) > SMALL_LAYER_UNITS
     if setting not in (True, False):
         raise ValueError("mkldnn must be True, False or 'auto', got %r" % (setting,))
     os.environ["MXNET_MKLDNN_ENABLED"] = "1" if setting else "0"
+    # child processes inherit the variable: mark it as ours so that their "auto" still
+    # decides for their own networks instead of taking it for the user's choice
+    os.environ[_SET_BY_DDPG] = os.environ["MXNET_MKLDNN_ENABLED"]
     if not setting:
         # without oneDNN MXNet warns once per operator that it falls back to plain kernels
         os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")

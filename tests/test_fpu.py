@@ -45,3 +45,17 @@ def test_training_leaves_the_callers_floating_point_state_alone():
     finally:
         logger.reset()
     assert denormal_product()[0] != 0
+
+
+def test_mkldnn_auto_is_not_mistaken_for_a_users_choice_in_child_processes(monkeypatch):
+    import mxnet as mx
+    from ddpg.backend import choose_mkldnn
+    monkeypatch.delenv("MXNET_MKLDNN_ENABLED", raising=False)
+    monkeypatch.delenv("DDPG_MKLDNN_AUTO_VALUE", raising=False)
+    assert choose_mkldnn("auto", [32, 32], mx.cpu()) is False
+    # a child process inherits the variable; its own large networks still get oneDNN
+    assert choose_mkldnn("auto", [400, 300], mx.cpu()) is True
+    # a user's own setting is respected
+    monkeypatch.setenv("MXNET_MKLDNN_ENABLED", "0")
+    monkeypatch.delenv("DDPG_MKLDNN_AUTO_VALUE", raising=False)
+    assert choose_mkldnn("auto", [400, 300], mx.cpu()) is False

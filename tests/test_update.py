@@ -126,6 +126,7 @@ def test_update_matches_numpy_with_and_without_onednn(mkldnn):
     import subprocess
     import sys
     env = dict(os.environ, MXNET_MKLDNN_ENABLED=mkldnn)
+    env.pop("DDPG_MKLDNN_AUTO_VALUE", None)  # a user's choice, not one inherited from DDPG
     here = os.path.dirname(os.path.abspath(__file__))
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
