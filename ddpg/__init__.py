@@ -28,5 +28,6 @@ if "MXNET_ENGINE_TYPE" not in os.environ and mxnet.context.num_gpus() == 0:
 
 from ddpg.version import __version__  # noqa: E402
 from ddpg.ddpg import DDPG  # noqa: E402
+from ddpg.td3 import TD3  # noqa: E402
 
-__all__ = ["DDPG", "__version__"]
+__all__ = ["DDPG", "TD3", "__version__"]
