@@ -14,9 +14,8 @@ from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
 
 from helpers import PointEnv
+from update_checks import ACT_DIM, BATCH, INPUTS, OBS_DIM, make_batch
 
-OBS_DIM, ACT_DIM, BATCH = 3, 2, 8
-INPUTS = ("obs", "act", "yval")
 
 QFUNC_PARAMS = ["qfunc_fc1_weight", "qfunc_fc1_bias", "qfunc_fc2_weight", "qfunc_fc2_bias",
                 "qfunc_fc3_weight", "qfunc_fc3_bias", "qfunc_qval_weight", "qfunc_qval_bias"]
@@ -43,14 +42,6 @@ def randomise(arg_dict, rng, scale=0.5):
     for name, arr in arg_dict.items():
         if name not in INPUTS:
             arr[:] = rng.normal(0, scale, size=arr.shape)
-
-
-def make_batch(rng, batch=BATCH):
-    return (rng.normal(size=(batch, OBS_DIM)).astype(np.float32),
-            rng.uniform(-1, 1, size=(batch, ACT_DIM)).astype(np.float32),
-            rng.normal(size=batch).astype(np.float32),
-            (rng.uniform(size=batch) < 0.3).astype(np.float32),
-            rng.normal(size=(batch, OBS_DIM)).astype(np.float32))
 
 
 def assert_same_memory(a, b, what):

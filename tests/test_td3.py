@@ -13,15 +13,10 @@ from ddpg.strategies import GaussianStrategy
 from ddpg.td3 import TD3
 
 from helpers import PointEnv
+from update_checks import (ACT_DIM, BATCH, INPUTS, OBS_DIM, assert_params_close, make_batch,
+                           params_of)
 from numpy_reference import NumpyOptimizer, NumpyPolicy, NumpyQ, NumpyTD3
 
-OBS_DIM, ACT_DIM, BATCH = 3, 2, 8
-INPUTS = ("obs", "act", "yval")
-
-
-def params_of(arg_dict):
-    return {name: arr.asnumpy().astype(np.float64) for name, arr in arg_dict.items()
-            if name not in INPUTS}
 
 
 def build(updater="adam", lr=2e-2, tau=0.1, q_hidden=(6, 5), merge=1, pi_hidden=(5, 4),
@@ -41,22 +36,6 @@ def build(updater="adam", lr=2e-2, tau=0.1, q_hidden=(6, 5), merge=1, pi_hidden=
                 if name not in INPUTS:
                     arr[:] = rng.normal(0, 0.5, size=arr.shape)
     return algo
-
-
-def make_batch(rng):
-    return (rng.normal(size=(BATCH, OBS_DIM)).astype(np.float32),
-            rng.uniform(-1, 1, size=(BATCH, ACT_DIM)).astype(np.float32),
-            rng.normal(size=BATCH).astype(np.float32),
-            (rng.uniform(size=BATCH) < 0.3).astype(np.float32),
-            rng.normal(size=(BATCH, OBS_DIM)).astype(np.float32))
-
-
-def assert_params_close(arg_dict, reference_params, what):
-    ours = params_of(arg_dict)
-    assert sorted(ours) == sorted(reference_params)
-    for name in ours:
-        np.testing.assert_allclose(ours[name], reference_params[name], rtol=2e-4, atol=2e-6,
-                                   err_msg="%s %s" % (what, name))
 
 
 @pytest.mark.parametrize("updater", ["sgd", "adam"])

@@ -10,8 +10,8 @@ from ddpg.strategies import OUStrategy
 
 from numpy_reference import NumpyDDPG, NumpyOptimizer, NumpyPolicy, NumpyQ
 from helpers import PointEnv
+from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, params_of
 
-OBS_DIM, ACT_DIM, BATCH = 3, 2, 8
 
 
 def make_algo(updater, qfunc_lr=1e-2, policy_lr=5e-3, q_hidden=(6, 5, 4), merge=2,
@@ -34,19 +34,6 @@ def make_algo(updater, qfunc_lr=1e-2, policy_lr=5e-3, q_hidden=(6, 5, 4), merge=
     return algo
 
 
-def params_of(arg_dict):
-    return {name: arr.asnumpy().astype(np.float64) for name, arr in arg_dict.items()
-            if name not in ("obs", "act", "yval")}
-
-
-def make_batch(rng):
-    return (rng.normal(size=(BATCH, OBS_DIM)).astype(np.float32),
-            rng.uniform(-1, 1, size=(BATCH, ACT_DIM)).astype(np.float32),
-            rng.normal(size=BATCH).astype(np.float32),
-            (rng.uniform(size=BATCH) < 0.3).astype(np.float32),
-            rng.normal(size=(BATCH, OBS_DIM)).astype(np.float32))
-
-
 def reference_for(algo, updater, q_hidden, merge, pi_hidden, qfunc_lr, policy_lr, tau):
     return NumpyDDPG(
         q=NumpyQ(params_of(algo.qfunc.arg_dict), len(q_hidden), merge),
@@ -55,14 +42,6 @@ def reference_for(algo, updater, q_hidden, merge, pi_hidden, qfunc_lr, policy_lr
         pi_target=NumpyPolicy(params_of(algo.policy_target.arg_dict), len(pi_hidden)),
         q_opt=NumpyOptimizer(updater, qfunc_lr), pi_opt=NumpyOptimizer(updater, policy_lr),
         discount=0.9, tau=tau, act_dim=ACT_DIM)
-
-
-def assert_params_close(arg_dict, reference_params, what):
-    ours = params_of(arg_dict)
-    assert sorted(ours) == sorted(reference_params)
-    for name in ours:
-        np.testing.assert_allclose(ours[name], reference_params[name], rtol=2e-4, atol=2e-6,
-                                   err_msg="%s %s" % (what, name))
 
 
 @pytest.mark.parametrize("updater", ["sgd", "adam"])
