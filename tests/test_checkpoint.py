@@ -33,12 +33,7 @@ except ImportError:
     HAVE_MUJOCO = False
 
 
-@pytest.fixture(autouse=True)
-def quiet_logger():
-    logger.reset()
-    logger.set_log_tabular_only(True)
-    yield
-    logger.reset()
+pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
 
 
 def run_python(args, timeout=300):

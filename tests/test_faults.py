@@ -18,12 +18,7 @@ from helpers import PointEnv
 SPACES = gymnasium.spaces
 
 
-@pytest.fixture(autouse=True)
-def quiet_logger():
-    logger.reset()
-    logger.set_log_tabular_only(True)
-    yield
-    logger.reset()
+pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
 
 
 def build(env, spec_env=None, **kwargs):

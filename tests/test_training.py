@@ -23,12 +23,7 @@ ORIGINAL_KEYS = ["Epoch", "AverageReturn", "StdReturn", "MaxReturn", "MinReturn"
                  "AverageY", "AverageAbsY", "AverageAbsQYDiff"]
 
 
-@pytest.fixture(autouse=True)
-def fresh_logger():
-    logger.reset()
-    logger.set_log_tabular_only(True)
-    yield
-    logger.reset()
+pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
 
 
 def make_ddpg(env, **kwargs):
