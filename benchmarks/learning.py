@@ -37,6 +37,12 @@ folder of the task. Over seeds it gives the mean and population std (ddof 0) of:
 * ``max_of_mean_curve``: the maximum over evaluations of the seed-averaged curve, the TD3
   paper's metric ("max average return"), with the step count where it is reached;
 
+* ``final_eval`` (``--final-eval-episodes N``, by default the preset's: 750 for pendulum, as
+  the SB3 zoo's benchmark measured its figure): after training, each seed's final policy (its
+  last checkpoint) is evaluated by ``examples/evaluate.py`` on N deterministic episodes on an
+  environment seeded with the run's seed + 1000, written to ``final_eval.json`` in the run
+  folder; the summary gives the mean and std over seeds of the per-seed mean returns;
+
 plus the environment steps, wall time per seed and in total (sum over seeds), and for a
 preset with a "solved" threshold (the cart-pole: 950) the first epoch at which each seed's
 AverageReturn reaches it.
@@ -59,7 +65,12 @@ from ddpg.presets import METADATA, parse_args_with_preset, preset_names  # noqa:
 from ddpg.results import aggregate, mean_std, read_curve, read_rows  # noqa: E402
 
 RUN_SCRIPT = os.path.join(REPO, "examples", "run_ddpg.py")
+EVALUATE_SCRIPT = os.path.join(REPO, "examples", "evaluate.py")
 MARKER = "benchmark.json"
+FINAL_EVAL = "final_eval.json"
+#: The final evaluation's environment seed is the run's seed plus this: start states that
+#: neither training nor the per-epoch evaluations (seed + 1) have seen.
+FINAL_EVAL_SEED_OFFSET = 1000
 SUMMARY = "summary.json"
 FAILED_DIR = ".failed"
 #: Flags the benchmark sets itself for every run; passing them after ``--`` is an error.
@@ -106,6 +117,12 @@ def build_parser():
     parser.add_argument("--summarize-only", action="store_true",
                         help="train nothing; summarise the existing folders (all tasks under "
                              "--out when --task is not given)")
+    parser.add_argument("--final-eval-episodes", type=int, default=None,
+                        help="after training, evaluate each run's final policy (its last "
+                             "checkpoint) on this many deterministic episodes with "
+                             "examples/evaluate.py; default: the preset's (pendulum: 750, "
+                             "as the SB3 zoo benchmark), else 0 = off; with --summarize-only "
+                             "only when given")
     parser.add_argument("--python", default=sys.executable,
                         help="interpreter for the runs")
     return parser
@@ -284,6 +301,63 @@ def execute(runs, parallel, threads):
     return ok
 
 
+def final_eval_episodes(args, task):
+    """Episodes of the final evaluation for ``task``: the flag, else the preset's, else 0."""
+    if args.final_eval_episodes is not None:
+        return args.final_eval_episodes
+    return METADATA.get(task, {}).get("final_eval_episodes", 0)
+
+
+def read_final_eval(folder):
+    path = os.path.join(folder, FINAL_EVAL)
+    if not os.path.exists(path):
+        return None
+    with open(path) as eval_file:
+        return json.load(eval_file)
+
+
+def run_final_evals(args, task_dir, episodes, threads):
+    """Evaluate the final policy of each finished seed of ``task_dir`` on ``episodes`` episodes.
+
+    A per-epoch evaluation of 10 episodes is too noisy to compare with a published figure
+    measured on hundreds (Pendulum's returns vary by about 85 between start states), so the
+    final policy gets its own evaluation, written to ``final_eval.json`` in the run folder.
+    Folders already holding one for the same number of episodes and the same checkpoint
+    epoch are skipped. Returns True when every evaluation succeeded.
+    """
+    ok = True
+    env = dict(os.environ)
+    for variable in THREAD_VARIABLES:
+        env[variable] = str(threads)
+    for seed, folder in seed_folders(task_dir).items():
+        checkpoint = os.path.join(folder, "params")
+        if not os.path.exists(os.path.join(folder, MARKER)) or not os.path.isdir(checkpoint):
+            continue
+        epochs = read_curve(os.path.join(folder, "progress.csv"), key="AverageReturn",
+                            x="Epoch")[0]
+        done = read_final_eval(folder)
+        if (done is not None and done.get("episodes") == episodes and len(epochs)
+                and done.get("epoch") == int(epochs[-1]) + 1):
+            continue
+        command = [args.python, EVALUATE_SCRIPT, checkpoint, "--episodes", str(episodes),
+                   "--seed", str(seed + FINAL_EVAL_SEED_OFFSET),
+                   "--json", os.path.join(folder, FINAL_EVAL)]
+        started = time.time()
+        result = subprocess.run(command, cwd=folder, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, universal_newlines=True)
+        if result.returncode != 0:
+            ok = False
+            log("%s seed %d: final evaluation FAILED (exit %d):\n    %s" % (
+                os.path.basename(task_dir), seed, result.returncode,
+                "\n    ".join(result.stdout.strip().splitlines()[-10:])))
+            continue
+        stats = read_final_eval(folder)
+        log("%s seed %d: final policy over %d episodes: %.1f +- %.1f (%.0f s)" % (
+            os.path.basename(task_dir), seed, episodes, stats["mean"], stats["std"],
+            time.time() - started))
+    return ok
+
+
 # ---------------------------------------------------------------------------------------------
 # summaries
 # ---------------------------------------------------------------------------------------------
@@ -325,6 +399,10 @@ def seed_result(folder, solved_return=None):
                   if r >= solved_return]
         result["solved_epoch"] = solved[0][0] if solved else None
         result["solved_env_steps"] = solved[0][1] if solved else None
+    final_eval = read_final_eval(folder)
+    if final_eval is not None:
+        result["final_eval"] = {key: final_eval[key] for key in
+                                ("episodes", "mean", "std", "seed", "epoch")}
     marker = os.path.join(folder, MARKER)
     if os.path.exists(marker):
         with open(marker) as marker_file:
@@ -373,6 +451,12 @@ def summarize_task(task_dir, task):
         for name in ("final_return", "best_return"):
             mean, std = mean_std([r[name] for r in results])
             summary[name] = {"mean": mean, "std": std}
+        evals = [r.get("final_eval") for r in results]
+        if all(evals) and len({e["episodes"] for e in evals}) == 1:
+            mean, std = mean_std([e["mean"] for e in evals])
+            summary["final_eval"] = {"episodes": evals[0]["episodes"], "mean": mean,
+                                     "std": std, "std_over": "seeds (each seed: the mean over "
+                                                            "its episodes)"}
         curves = [read_curve(os.path.join(r["folder"], "progress.csv")) for r in results]
         grid, mean_curve, _, _ = aggregate(curves)
         peak = int(mean_curve.argmax())
@@ -416,6 +500,12 @@ def format_summary(summary):
                  summary["final_return"]["std"], summary["best_return"]["mean"],
                  summary["best_return"]["std"], summary["max_of_mean_curve"]["value"],
                  summary["max_of_mean_curve"]["env_steps"], steps_text, wall_text)]
+    if "final_eval" in summary:
+        final_eval = summary["final_eval"]
+        lines.append("  final policy, %d episodes per seed: %.1f +- %.1f over seeds (per seed: "
+                     "%s)" % (final_eval["episodes"], final_eval["mean"], final_eval["std"],
+                              ", ".join("%.1f" % r["final_eval"]["mean"]
+                                        for r in summary["per_seed"].values())))
     if "solved_epoch" in summary:
         lines.append("  first epoch with AverageReturn >= %g: %s" % (
             summary["solved_return"], ", ".join(
@@ -445,6 +535,8 @@ def main(argv=None):
         parser.error("--parallel must be at least 1")
     if args.steps is not None and args.steps < 1:
         parser.error("--steps must be positive")
+    if args.final_eval_episodes is not None and args.final_eval_episodes < 0:
+        parser.error("--final-eval-episodes must be 0 (off) or positive")
     args.seeds = sorted(set(args.seeds), key=args.seeds.index)  # a seed twice = one run
     tasks = args.task
     if not tasks:
@@ -463,6 +555,13 @@ def main(argv=None):
         ok = execute(runs, args.parallel, threads)
         if runs:
             log("trained %d run(s) in %.0f s" % (len(runs), time.time() - started))
+    for task in tasks:
+        # --summarize-only evaluates only when asked to (--final-eval-episodes)
+        episodes = (final_eval_episodes(args, task) if not args.summarize_only
+                    else args.final_eval_episodes or 0)
+        if episodes > 0:
+            ok = run_final_evals(args, os.path.abspath(os.path.join(args.out, task)), episodes,
+                                 args.threads or cpu_count()) and ok
     for task in tasks:
         for line in format_summary(summarize_task(os.path.abspath(os.path.join(args.out, task)),
                                                   task)):

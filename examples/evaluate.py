@@ -12,6 +12,7 @@ training run's observation/reward statistics, so normalised observations mean wh
 meant in training.
 """
 import argparse
+import json
 import os
 import sys
 
@@ -52,6 +53,8 @@ def build_parser():
     parser.add_argument("--env", default=None,
                         help="environment ('cartpole' or a gymnasium id) for checkpoints not "
                              "written by run_ddpg.py, or to evaluate on another one")
+    parser.add_argument("--json", default=None, metavar="OUT.json",
+                        help="also write the statistics and every episode's return as JSON")
     return parser
 
 
@@ -168,6 +171,15 @@ def write_gif(frames, path, fps):
     return path
 
 
+def write_json(path, data):
+    """Write ``data`` through a temporary file and a rename: no half-written file is seen."""
+    temporary = path + ".tmp"
+    with open(temporary, "w") as json_file:
+        json.dump(data, json_file, indent=2, sort_keys=True)
+        json_file.write("\n")
+    os.replace(temporary, path)
+
+
 def main(argv=None):
     options = build_parser().parse_args(argv)
     if options.episodes < 1:
@@ -193,6 +205,11 @@ def main(argv=None):
     stats = {"episodes": len(returns), "mean": float(np.mean(returns)),
              "std": float(np.std(returns)), "min": float(np.min(returns)),
              "max": float(np.max(returns)), "mean_length": float(np.mean(lengths))}
+    if options.json:
+        write_json(options.json, dict(
+            stats, checkpoint=os.path.abspath(options.checkpoint), seed=seed,
+            epoch=reader.manifest["progress"]["epoch"], env=args.env,
+            returns=[float(r) for r in returns]))
     print("%s (epoch %d): %d episodes, return mean %.4f, std %.4f, min %.4f, max %.4f; "
           "mean length %.1f" % (options.checkpoint, reader.manifest["progress"]["epoch"],
                                 stats["episodes"], stats["mean"], stats["std"],

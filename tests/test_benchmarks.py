@@ -26,7 +26,7 @@ def bench(*args):
 def bench_out(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     result = bench("--task", "pendulum", "--seeds", "1", "2", "--steps", "400", "--parallel",
-                   "2", "--out", str(out), "--", *SMALL)
+                   "2", "--final-eval-episodes", "3", "--out", str(out), "--", *SMALL)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out, result.stdout
 
@@ -71,14 +71,35 @@ def test_benchmark_writes_runs_and_summary(bench_out):
     assert headline in stdout
 
 
+def test_final_policy_is_evaluated_on_more_episodes(bench_out):
+    """--final-eval-episodes: each seed's last checkpoint, its own seed, in the summary."""
+    out, stdout = bench_out
+    means = []
+    for seed in (1, 2):
+        with open(os.path.join(out, "pendulum", "seed_%d" % seed, "final_eval.json")) as f:
+            final_eval = json.load(f)
+        assert final_eval["episodes"] == 3 and len(final_eval["returns"]) == 3
+        assert final_eval["epoch"] == 2 and final_eval["seed"] == seed + 1000
+        np.testing.assert_allclose(final_eval["mean"], np.mean(final_eval["returns"]))
+        assert all(-2000 < r < 0 for r in final_eval["returns"])  # 200 Pendulum steps
+        means.append(final_eval["mean"])
+    with open(os.path.join(out, "pendulum", "summary.json")) as f:
+        summary = json.load(f)["final_eval"]
+    assert summary["episodes"] == 3
+    np.testing.assert_allclose([summary["mean"], summary["std"]], [np.mean(means), np.std(means)])
+    assert "final policy, 3 episodes per seed: %.1f +- %.1f" % (np.mean(means),
+                                                                np.std(means)) in stdout
+
+
 def test_finished_runs_are_skipped_and_summary_reprinted(bench_out):
     out, first_stdout = bench_out
     csv_path = os.path.join(out, "pendulum", "seed_1", "progress.csv")
     before = os.stat(csv_path).st_mtime_ns
     again = bench("--task", "pendulum", "--seeds", "1", "2", "--steps", "400", "--out",
-                  str(out), "--", *SMALL)
+                  str(out), "--final-eval-episodes", "3", "--", *SMALL)
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stdout.count("already finished, skipped") == 2
+    assert "final policy over" not in again.stdout  # evaluations kept, not rerun
     assert os.stat(csv_path).st_mtime_ns == before
     only = bench("--summarize-only", "--out", str(out))
     assert only.returncode == 0, only.stderr[-3000:]
