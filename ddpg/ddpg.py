@@ -8,6 +8,7 @@ Because the two executors share gradient memory, the order of one update is fixe
 update must finish with its own gradients before the policy executor overwrites them.
 """
 import copy
+from collections import OrderedDict
 import sys
 import time
 
@@ -21,7 +22,7 @@ from ddpg.backend import choose_mkldnn
 from ddpg.context import resolve_ctx
 from ddpg.envs import is_box_space, seed_env
 from ddpg.fpu import flushing_denormals
-from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes, soft_update
+from ddpg.flat import FlatArrays, PackedInputs, bind_inputs, param_shapes, soft_update
 from ddpg.replay_mem import ReplayMem
 from ddpg.statistics import UpdateStatistics, q_statistics_symbol
 from ddpg.utils import discount_return, sample_rewards
@@ -209,11 +210,13 @@ class DDPG(object):
         """
         obs_dim = self.env.observation_space.flat_dim
         act_dim = self.env.action_space.flat_dim
-        batch_obs = mx.nd.zeros((self.batch_size, obs_dim), ctx=self.ctx)
-        batch_nxt = mx.nd.zeros((self.batch_size, obs_dim), ctx=self.ctx)
+        # every array a batch is copied into, packed so that it is one copy per update
+        self._batch = PackedInputs(self.ctx, self._batch_input_shapes(obs_dim, act_dim))
+        batch_obs = self._batch.views["obs"]
+        batch_nxt = self._batch.views["nxt"]
         # rewards and (1 - end) * discount of a batch, inputs of target_executor
-        self._batch_rwds = mx.nd.zeros((self.batch_size, 1), ctx=self.ctx)
-        self._batch_discounts = mx.nd.zeros((self.batch_size, 1), ctx=self.ctx)
+        self._batch_rwds = self._batch.views["rwd"]
+        self._batch_discounts = self._batch.views["discount_mask"]
 
         # symbols
         loss_symbols = self.qfunc.get_loss_symbols()
@@ -261,7 +264,8 @@ class DDPG(object):
             q_statistics_symbol(loss, qval_sym, yval_sym)])
         self.qfunc.define_exe(ctx=self.ctx, init=qfunc_init, updater=qfunc_updater,
                               input_shapes=self.qfunc_input_shapes,
-                              input_arrays={"obs": batch_obs, "yval": target_ys})
+                              input_arrays={"obs": batch_obs, "act": self._batch.views["act"],
+                                            "yval": target_ys})
 
         # qfunc_target init
         _check_same_layout(self.qfunc_target_params, self.qfunc.params, "qfunc")
@@ -319,6 +323,14 @@ class DDPG(object):
         self.policy.params.data.copyto(self.policy_target_params.data)
 
         self.update_stats = UpdateStatistics(self.ctx, self.batch_size)
+
+    def _batch_input_shapes(self, obs_dim, act_dim):
+        """Name -> shape of the arrays one update's batch fills (see ``_fill_batch``)."""
+        return OrderedDict([("obs", (self.batch_size, obs_dim)),
+                            ("act", (self.batch_size, act_dim)),
+                            ("nxt", (self.batch_size, obs_dim)),
+                            ("rwd", (self.batch_size, 1)),
+                            ("discount_mask", (self.batch_size, 1))])
 
     def _target_q_symbol(self, qval_sym, act_sym, args):
         """Q'(s', mu'(s')) inside ``target_executor``: the target Q graph with the target
@@ -511,18 +523,28 @@ class DDPG(object):
         self.update_stats.add(q_stats, policy_loss)
 
     def _load_batch(self, batch):
-        """Copy a batch into the bound input arrays; returns the batch's actions.
+        """Copy a batch into the bound input arrays; returns the (bound) actions array.
 
         The Q executor's obs is also the policy's and policy_executor's; the targets share
-        one s' array; rewards and (1 - end) * discount feed ``target_executor``.
+        one s' array; rewards and (1 - end) * discount feed ``target_executor``. All of them
+        are views of one buffer (:class:`ddpg.flat.PackedInputs`): the batch is written into
+        its host twin and copied to the device at once.
         """
+        self._fill_batch(self._batch.host_views, batch)
+        self._batch.upload()
+        return self.qfunc.arg_dict["act"]
+
+    def _fill_batch(self, host, batch):
+        """Write ``batch`` into the host views (float32); a subclass may add its own."""
         obss, acts, rwds, ends, nxts = batch
-        copy_into(self.qfunc.arg_dict["obs"], obss)
-        copy_into(self.policy_target.arg_dict["obs"], nxts)
-        copy_into(self._batch_rwds, rwds)
-        copy_into(self._batch_discounts, (1.0 - np.asarray(ends, dtype=np.float32))
-                  * np.float32(self.discount))
-        return acts
+        host["obs"][...] = np.reshape(obss, host["obs"].shape)
+        host["act"][...] = np.reshape(acts, host["act"].shape)
+        host["nxt"][...] = np.reshape(nxts, host["nxt"].shape)
+        host["rwd"][...] = np.reshape(rwds, host["rwd"].shape)
+        discounts = host["discount_mask"]
+        discounts[...] = np.reshape(ends, discounts.shape)
+        np.subtract(np.float32(1.0), discounts, out=discounts)
+        discounts *= np.float32(self.discount)
 
     def _policy_step(self, policy_acts):
         """Steps 4-5: dLoss/dact through the current Q, then the policy update.

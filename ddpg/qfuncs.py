@@ -5,6 +5,8 @@
 to bind its executor (``define_exe``). The executor's argument and gradient arrays are later
 shared with DDPG's ``policy_executor``, which is why they are exposed as attributes.
 """
+import json
+
 import mxnet as mx
 
 from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes
@@ -82,12 +84,19 @@ class ContinuousMLPQ(QFunc):
         return {"qval": self.qval, "yval": self.yval}
 
     def define_loss(self, loss_exp, extra_outputs=()):
-        """Outputs become ``[loss, qval, *extra_outputs]``; all but the loss are wrapped in
-        BlockGrad so only the loss trains. DDPG adds its statistics as an extra output, so
-        they are computed in the same forward pass."""
+        """Outputs become ``[loss, qval, *extra_outputs]``; qval is wrapped in BlockGrad so
+        only the loss trains. DDPG adds its statistics as an extra output, so they are
+        computed in the same forward pass.
+
+        An extra output must not carry gradients: build it from BlockGrad'ed inputs (as
+        :func:`ddpg.statistics.q_statistics_symbol` does), which also keeps it out of the
+        backward pass. An output that still depends on a parameter is rejected here.
+        """
+        for out in extra_outputs:
+            _check_gradient_free(out, inputs=QFUNC_INPUT_NAMES)
         self.loss = mx.symbol.MakeLoss(loss_exp, name="qfunc_loss")
         self.loss = mx.symbol.Group([self.loss, mx.symbol.BlockGrad(self.qval)] +
-                                    [mx.symbol.BlockGrad(out) for out in extra_outputs])
+                                    list(extra_outputs))
 
     def define_exe(self, ctx, init, updater, input_shapes=None, input_arrays=None):
         """Bind the loss executor and initialise every parameter with ``init``.
@@ -143,3 +152,33 @@ class ContinuousMLPQ(QFunc):
         copy_into(self.arg_dict["act"], act)
         self.exe.forward(is_train=False)
         return self.exe.outputs[1].asnumpy()
+
+
+def _check_gradient_free(symbol, inputs):
+    """Raise ValueError if ``symbol`` reaches a parameter without passing a BlockGrad.
+
+    Walks the symbol's graph from its outputs towards its variables; BlockGrad (alias
+    stop_gradient) ends a path. Reaching a variable that is not one of ``inputs`` means the
+    output would add a backward pass (or gradients) to the Q update.
+    """
+    graph = json.loads(symbol.tojson())
+    nodes = graph["nodes"]
+    pending = [head[0] for head in graph["heads"]]
+    seen = set()
+    while pending:
+        index = pending.pop()
+        if index in seen:
+            continue
+        seen.add(index)
+        node = nodes[index]
+        if node["op"] == "BlockGrad":
+            continue
+        if node["op"] == "null":
+            if node["name"] not in inputs:
+                raise ValueError(
+                    "an extra output of the Q executor depends on the parameter %r without a "
+                    "BlockGrad in between; wrap its inputs in mx.sym.BlockGrad"
+                    % node["name"])
+            continue
+        pending.extend(entry[0] for entry in node["inputs"])
+

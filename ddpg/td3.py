@@ -31,7 +31,7 @@ import mxnet as mx
 
 from ddpg import regularization
 from ddpg.ddpg import DDPG, _check_same_layout
-from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes, soft_update
+from ddpg.flat import FlatArrays, bind_inputs, param_shapes, soft_update
 from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.statistics import UpdateStatistics
 
@@ -91,7 +91,6 @@ class TD3(DDPG):
 
     def _target_q_symbol(self, qval_sym, act_sym, args):
         """min(Q1'(s', a~), Q2'(s', a~)) with a~ = clip(mu'(s') + noise, low, high)."""
-        act_dim = self.env.action_space.flat_dim
         qval2_sym = self.qfunc2.get_loss_symbols()["qval"]
         shapes = {"obs": self.qfunc_input_shapes["obs"], "act": self.qfunc_input_shapes["act"]}
         shared = set(param_shapes(qval_sym, shapes)) & set(param_shapes(qval2_sym, shapes))
@@ -102,7 +101,8 @@ class TD3(DDPG):
         half_range = (self._action_high - self._action_low) / 2.0
         self._noise_std = self.target_noise * half_range
         self._noise_bound = self.target_noise_clip * half_range
-        self._target_noise = mx.nd.zeros((self.batch_size, act_dim), ctx=self.ctx)
+        # an input of the update's packed batch: drawn and copied in with it (_fill_batch)
+        self._target_noise = self._batch.views["target_noise"]
         low = mx.nd.array(self._action_low.reshape(1, -1), ctx=self.ctx, dtype=np.float32)
         high = mx.nd.array(self._action_high.reshape(1, -1), ctx=self.ctx, dtype=np.float32)
         args.update({"target_noise": self._target_noise, "act_low": low, "act_high": high})
@@ -145,6 +145,16 @@ class TD3(DDPG):
         self.qfunc2.params.data.copyto(self.qfunc2_target_params.data)
         self.update_stats = TD3Statistics(self.ctx, self.batch_size)
 
+    def _batch_input_shapes(self, obs_dim, act_dim):
+        shapes = super(TD3, self)._batch_input_shapes(obs_dim, act_dim)
+        shapes["target_noise"] = (self.batch_size, act_dim)
+        return shapes
+
+    def _fill_batch(self, host, batch):
+        """DDPG's batch arrays plus this update's target-policy noise."""
+        super(TD3, self)._fill_batch(host, batch)
+        host["target_noise"][...] = self.draw_target_noise()
+
     def draw_target_noise(self):
         """The clipped target-action noise of one update, drawn with numpy's generator."""
         noise = np.random.randn(self.batch_size, len(self._noise_std)) * self._noise_std
@@ -153,9 +163,8 @@ class TD3(DDPG):
     def do_update(self, itr, batch):
         """One TD3 update: both critics every time; policy and targets every
         ``policy_delay``-th time. The order otherwise follows :meth:`DDPG.do_update`."""
-        acts = self._load_batch(batch)  # the obs array is also qfunc2's
+        acts = self._load_batch(batch)  # the obs array is also qfunc2's; noise included
         qfunc_args = self.qfunc.arg_dict
-        copy_into(self._target_noise, self.draw_target_noise())
         update_policy = (itr + 1) % self.policy_delay == 0
         if update_policy:
             self.policy.exe.forward(is_train=True)
