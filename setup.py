@@ -2,6 +2,7 @@
 
     pip install -e ".[cpu]"    # mxnet==1.9.1 (CPU)
     pip install -e ".[gpu]"    # mxnet-cu112==1.9.1 (CUDA 11.2)
+    pip install -e ".[cpu,ray]"    # and Ray Tune for sweeps (Python 3.10+)
 """
 import os
 
@@ -35,6 +36,11 @@ setup(
         "gpu": ["mxnet-cu112==1.9.1"],
         "gym": ["gym==0.26.2", "gym_notices==0.0.8"],
         "test": ["pytest>=7", "hypothesis>=6.50"],
+        # sweeps on Ray Tune (ddpg.tune, examples/sweep.py); Ray 2.60 needs Python 3.10+,
+        # and pyarrow 26 refuses the numpy 1.x that MXNet 1.9 needs
+        "ray": ['ray[tune]==2.60.0; python_version >= "3.10"',
+                'pyarrow==25.0.1; python_version >= "3.10"',
+                'matplotlib>=3.7; python_version >= "3.10"'],
     },
     classifiers=[
         "Programming Language :: Python :: 3",

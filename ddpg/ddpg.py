@@ -338,15 +338,18 @@ class DDPG(object):
         arrays it reads to ``args`` (TD3: the minimum of two critics at a smoothed action)."""
         return qval_sym(act=act_sym)
 
-    def train(self):
+    def train(self, epoch_callback=None):
         """Run epochs ``self.epoch`` .. ``n_epochs - 1`` of ``epoch_length`` steps each.
 
         The loop's state (replay memory, counters, the current episode) lives on the object,
         not in local variables, so a restored algorithm continues where it stopped.
 
         After each epoch ``logger.save_itr_params(epoch, self.save)`` writes a checkpoint when
-        a snapshot folder is set (following the snapshot mode). On Ctrl-C a checkpoint is
-        saved to ``<snapshot folder>/interrupted`` before the KeyboardInterrupt propagates.
+        a snapshot folder is set (following the snapshot mode), then
+        ``epoch_callback(self, epoch)`` is called when given (the epoch's statistics are in
+        ``logger.last_tabular()``; ``self.epoch`` already counts it, so a checkpoint saved
+        there resumes with the next epoch). On Ctrl-C a checkpoint is saved to
+        ``<snapshot folder>/interrupted`` before the KeyboardInterrupt propagates.
         """
         if self.memory is None:
             self.memory = ReplayMem(obs_dim=self.env.observation_space.flat_dim,
@@ -363,6 +366,8 @@ class DDPG(object):
                     self.train_epoch(self.epoch)
                 self.epoch += 1
                 logger.save_itr_params(self.epoch - 1, self.save)
+                if epoch_callback is not None:
+                    epoch_callback(self, self.epoch - 1)
         except KeyboardInterrupt:
             checkpoint.save_interrupted(self)
             raise

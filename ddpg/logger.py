@@ -360,6 +360,7 @@ class Logger(object):
         self._prefixes = []
         self._tabular_prefixes = []
         self._tabular = {}  # insertion-ordered: table rows follow record order
+        self._last_tabular = {}  # the row of the last dump_tabular
         self._text_outputs = {}  # absolute path -> open file
         self._tabular_outputs = {}  # absolute path -> _CsvOutput
         self._snapshot_dir = None
@@ -511,7 +512,16 @@ class Logger(object):
         row = {k: _format_csv_value(v) for k, v in self._tabular.items()}
         for out in self._tabular_outputs.values():
             out.write_row(row)
+        self._last_tabular = {k: _to_python_scalar(v) for k, v in self._tabular.items()}
         self._tabular = {}
+
+    def last_tabular(self):
+        """The values of the last dumped row (key -> Python scalar), in record order.
+
+        For code that reports an epoch's statistics elsewhere (a Ray Tune trial) without
+        reading the CSV back; empty before the first dump.
+        """
+        return dict(self._last_tabular)
 
     # -- outputs --------------------------------------------------------------
 
@@ -694,6 +704,7 @@ record_tabular = _default_logger.record_tabular
 record_tabular_misc_stat = _default_logger.record_tabular_misc_stat
 dump_tabular = _default_logger.dump_tabular
 get_tabular_keys = _default_logger.get_tabular_keys
+last_tabular = _default_logger.last_tabular
 add_text_output = _default_logger.add_text_output
 remove_text_output = _default_logger.remove_text_output
 add_tabular_output = _default_logger.add_tabular_output

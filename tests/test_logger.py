@@ -550,3 +550,18 @@ def test_module_level_api(default_logger, tmp_path, capsys):
     assert "epoch #1 | Training started" in log_text
     assert "epoch #1 | Epoch" not in log_text  # table printed without prefix
     assert re.search(r"^" + STAMP + r"Epoch\s+2$", log_text, re.M)
+
+
+def test_last_tabular_keeps_the_dumped_row():
+    from ddpg.logger import Logger
+    log = Logger()
+    assert log.last_tabular() == {}
+    log.set_log_tabular_only(True)
+    log.record_tabular("Epoch", 3)
+    log.record_tabular("AverageReturn", np.float32(-1.5))
+    log.dump_tabular()
+    row = log.last_tabular()
+    assert row == {"Epoch": 3, "AverageReturn": -1.5}
+    assert type(row["AverageReturn"]) is float
+    log.record_tabular("Epoch", 4)
+    assert log.last_tabular()["Epoch"] == 3  # until the next dump

@@ -255,3 +255,23 @@ def test_start_steps_act_uniformly_before_the_policy_takes_over():
     assert abs(warmup.mean()) < 0.3 and abs(warmup.std() - np.sqrt(3.0)) < 0.2
     with pytest.raises(ValueError, match="start_steps"):
         make_ddpg(PointEnv(), start_steps=-1)
+
+
+def test_epoch_callback_sees_each_epoch_after_its_snapshot(tmp_path):
+    """train(epoch_callback=...) runs after the epoch's statistics and snapshot: the
+    logger's last row is that epoch's, and a checkpoint saved there resumes at the next."""
+    env = PointEnv()
+    algo = make_ddpg(env, n_epochs=3, epoch_length=120)
+    seen = []
+
+    def callback(trained, epoch):
+        row = logger.last_tabular()
+        seen.append((epoch, trained.epoch, row["Epoch"], row["TotalEnvSteps"]))
+        if epoch == 1:
+            trained.save(str(tmp_path / "after_epoch_1"))
+
+    algo.train(epoch_callback=callback)
+    assert seen == [(0, 1, 0, 120), (1, 2, 1, 240), (2, 3, 2, 360)]
+    resumed = make_ddpg(PointEnv(), n_epochs=3, epoch_length=120)
+    resumed.restore(str(tmp_path / "after_epoch_1"))
+    assert resumed.epoch == 2 and resumed.total_env_steps == 240

@@ -1,0 +1,422 @@
+"""Hyperparameter and seed sweeps on Ray Tune, each trial a run of ``examples/run_ddpg.py``.
+
+    from ddpg import tune as ddpg_tune
+    ddpg_tune.start_ray()                                   # local Ray, or address="HOST:PORT"
+    grid = ddpg_tune.run_sweep({"preset": "pendulum", "qfunc_lr": {"grid": [1e-3, 3e-4]}},
+                               seeds=[1, 2, 3], storage="runs/sweeps", name="lr")
+    summary = ddpg_tune.summarize("runs/sweeps/lr")         # mean +- std over seeds per config
+
+``examples/sweep.py`` is the command line. Ray is an optional dependency
+(``pip install -r requirements-ray.txt``): this module imports it only inside the functions
+that need it, and ``import ddpg`` never imports this module.
+
+Why it is built this way:
+
+* **A trial is a run_ddpg.py run.** Its configuration is a dict of run_ddpg.py's option names;
+  :func:`ddpg.experiment.args_from_config` parses it with the script's own parser (presets,
+  types, choices) and the script's builders make the environment and the algorithm, so a
+  trial trains exactly what ``run_ddpg.py`` would with the same flags.
+* **One process per trial, threads set before MXNet loads.** MXNet reads its thread settings
+  (OpenMP, its OpenBLAS, its engine) when it is imported or first used, and fixes its
+  oneDNN choice at its first operator, for the whole process. Tune runs each trial in its own
+  actor process (``reuse_actors=False``). Ray sets ``OMP_NUM_THREADS`` to the actor's CPU
+  count before it loads the trial function; the function Tune ships (:func:`make_trainable`)
+  is a closure, which Ray's cloudpickle sends by value, so loading it imports nothing of ours
+  and MXNet is not loaded until the function has set ``OMP_NUM_THREADS``,
+  ``MXNET_CPU_WORKER_NTHREADS``, ``MKL_NUM_THREADS`` and ``OPENBLAS_NUM_THREADS`` to the
+  trial's thread count. The trial records what it found and set in ``trial.json``.
+* **Tune sees our logger's rows.** After every epoch (``DDPG.train(epoch_callback=...)``,
+  called after the epoch's snapshot) the trial reports the row our logger has just written to
+  ``progress.csv`` (``logger.last_tabular()``) to Tune (``tune.report``).
+* **Checkpoints are our checkpoints.** Every ``checkpoint_freq`` epochs (and after the last)
+  the trial writes ``DDPG.save`` into a Tune checkpoint (folder ``ddpg/``, which
+  ``DDPG.restore`` and ``run_ddpg.py --resume`` accept) with the rows of ``progress.csv``
+  so far; a trial that Tune restarts (``max_failures``, ``Tuner.restore``) gets it back,
+  restores it and continues with the next epoch, its ``progress.csv`` continued from the
+  checkpoint's rows.
+* **The trial's folder is a run folder.** The trial writes ``progress.csv`` and ``debug.log``
+  through our logger (and ``run_args.json``, run_ddpg.py's ``params.json``) in its working
+  directory, which Tune copies into the trial's folder (``sync_artifacts``). Tune's own CSV
+  logger is switched off so that ``progress.csv`` there is ours (Tune keeps its
+  ``result.json``), and ``python -m ddpg.plot`` reads the trial folders.
+* **Checked before Ray starts, summarised without Ray.** The search space is checked with
+  run_ddpg.py's parser (:mod:`ddpg.search_space`) and results are read from the sweep
+  folder's files (:mod:`ddpg.sweep_results`); both are re-exported here.
+"""
+import contextlib
+import json
+import os
+import shutil
+import socket
+import tempfile
+
+from ddpg import experiment, logger
+from ddpg.search_space import (  # noqa: F401  (re-exported: the sweep's whole API is here)
+    RESERVED_OPTIONS, SEARCH_KINDS, Search, check_seeds, check_space, is_number, is_ray_domain,
+    normalize_name, parse_cli_values, space_from_cli, space_to_json)
+from ddpg.sweep_results import (  # noqa: F401
+    PROGRESS_FILE, TRIAL_FILE, format_summary, plot_summary, summarize,
+    write_summary)
+
+__all__ = ["THREAD_VARIABLES", "RESERVED_OPTIONS", "SEARCH_KINDS", "INSTALL_HINT", "Search",
+           "import_ray", "normalize_name", "check_space", "check_seeds", "parse_cli_values",
+           "space_from_cli", "space_to_json", "to_param_space", "make_trainable", "run_trial",
+           "start_ray", "check_sweep", "run_sweep", "resume_sweep", "summarize",
+           "format_summary", "write_summary", "plot_summary"]
+
+#: The thread settings a trial sets from its CPU count (as benchmarks/learning.py does).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MXNET_CPU_WORKER_NTHREADS", "MKL_NUM_THREADS",
+                    "OPENBLAS_NUM_THREADS")
+INSTALL_HINT = ("pip install -r requirements-ray.txt (or pip install -e \".[ray]\"; Ray 2.60 "
+                "needs Python 3.10+)")
+#: run_ddpg.py's params.json in a trial's folder (Tune's own params.json is the config).
+RUN_ARGS_FILE = "run_args.json"
+#: Inside a Tune checkpoint: the DDPG checkpoint and the progress rows it belongs to (not
+#: named progress.csv, so that ddpg.plot does not take checkpoints for runs).
+CHECKPOINT_ALGO = "ddpg"
+CHECKPOINT_PROGRESS = "progress_checkpoint.csv"
+#: Written by run_sweep into the sweep folder: what resume_sweep needs.
+SWEEP_FILE = "sweep.json"
+
+
+def import_ray():
+    """``(ray, ray.tune)``, or an ImportError that says what to install."""
+    try:
+        import ray
+        from ray import tune
+    except ImportError as error:
+        raise ImportError("Ray sweeps need Ray Tune, which is not installed: %s (%s)"
+                          % (INSTALL_HINT, error))
+    return ray, tune
+
+
+def to_param_space(space, seeds, tune):
+    """Tune's ``param_space``: the checked ``space`` with ``seed`` as a grid over ``seeds``."""
+    param_space = {name: (value.to_tune(tune) if isinstance(value, Search) else value)
+                   for name, value in space.items()}
+    param_space["seed"] = tune.grid_search(check_seeds(seeds))
+    return param_space
+
+
+# ---------------------------------------------------------------------------------------------
+# the trial
+# ---------------------------------------------------------------------------------------------
+
+def make_trainable(checkpoint_freq=1, threads=None):
+    """The function Tune runs for each trial (its name, ``ddpg``, names the trials).
+
+    It is a closure on purpose: Ray's cloudpickle sends closures by value, so the worker does
+    not import :mod:`ddpg` (and MXNet) while loading it. It sets the thread variables from
+    ``threads`` or else from the trial's CPU share (at least 1) first, then imports this
+    module and calls :func:`run_trial`.
+    """
+    if isinstance(checkpoint_freq, bool) or int(checkpoint_freq) != checkpoint_freq \
+            or checkpoint_freq < 1:
+        raise ValueError("checkpoint_freq must be a positive integer, got %r"
+                         % (checkpoint_freq,))
+    if threads is not None and (isinstance(threads, bool) or int(threads) != threads
+                                or threads < 1):
+        raise ValueError("threads must be a positive integer or None, got %r" % (threads,))
+    variables = THREAD_VARIABLES
+
+    def ddpg(config):
+        import math as _math
+        import os as _os
+        import sys as _sys
+        from ray import tune as _tune
+        resources = _tune.get_context().get_trial_resources().required_resources
+        count = threads or max(1, int(_math.floor(resources.get("CPU", 1))))
+        worker = {"mxnet_loaded_before_thread_settings": "mxnet" in _sys.modules,
+                  "OMP_NUM_THREADS_set_by_ray": _os.environ.get("OMP_NUM_THREADS"),
+                  "threads": count}
+        for variable in variables:
+            _os.environ[variable] = str(count)
+        from ddpg.tune import run_trial
+        run_trial(config, checkpoint_freq=checkpoint_freq, gpus=resources.get("GPU", 0),
+                  worker=worker)
+
+    return ddpg
+
+
+def _write_trial_file(trial_dir, config, worker):
+    with open(os.path.join(trial_dir, TRIAL_FILE), "w") as trial_file:
+        json.dump({"config": config, "worker": worker}, trial_file, indent=2, sort_keys=True,
+                  default=str)
+
+
+def run_trial(config, checkpoint_freq=1, gpus=0, worker=None):
+    """Train one trial of a sweep inside Ray Tune (see the module's docstring).
+
+    Must run in Tune's trial working directory (Tune's default), which becomes the run
+    folder. Reports every epoch's progress.csv row to Tune and a checkpoint every
+    ``checkpoint_freq`` epochs and after the last one; continues from Tune's checkpoint when
+    it hands one back.
+    """
+    from ray import tune
+
+    if os.environ.get("RAY_CHDIR_TO_TRIAL_DIR", "1") == "0":
+        raise RuntimeError("ddpg trials write their run folder in Tune's trial working "
+                           "directory; unset RAY_CHDIR_TO_TRIAL_DIR=0")
+    trial_dir = os.getcwd()
+    worker = dict(worker or {})
+    # written first, so that a summary lists even a trial that fails while it is built
+    _write_trial_file(trial_dir, config, worker)
+    ctx = "gpu" if gpus and gpus > 0 else "cpu"
+    args = experiment.args_from_config(config, ctx=ctx, no_progress_bar=True,
+                                       log_dir=trial_dir)
+    progress = os.path.join(trial_dir, PROGRESS_FILE)
+    # the rows must belong to the state the trial continues from: a restarted trial's rows
+    # after its checkpoint were never part of the run that continues
+    if os.path.exists(progress):
+        os.remove(progress)
+    checkpoint = tune.get_checkpoint()
+    env, max_path_length = experiment.make_env(args)
+    with contextlib.ExitStack() as stack:
+        restored = stack.enter_context(checkpoint.as_directory()) if checkpoint else None
+        if restored and os.path.exists(os.path.join(restored, CHECKPOINT_PROGRESS)):
+            shutil.copyfile(os.path.join(restored, CHECKPOINT_PROGRESS), progress)
+        experiment.setup_logging(trial_dir, args, params_file=RUN_ARGS_FILE)
+        algo = experiment.make_algorithm(args, env, max_path_length)
+        # run_ddpg.py --resume on a trial's checkpoint: log where the user says
+        algo.checkpoint_metadata["run_args"]["log_dir"] = None
+        if restored:
+            algo.restore(os.path.join(restored, CHECKPOINT_ALGO))
+            logger.log("Resumed from Tune's checkpoint at epoch %d; training to epoch %d"
+                       % (algo.epoch, algo.n_epochs))
+    if worker.get("mxnet_loaded_before_thread_settings"):
+        logger.log("Warning: MXNet was loaded in this worker before the trial set %s; they "
+                   "may not apply" % (", ".join(THREAD_VARIABLES),))
+    worker.update({variable: os.environ.get(variable) for variable in THREAD_VARIABLES})
+    worker.update(pid=os.getpid(), host=socket.gethostname(), ctx=str(algo.ctx),
+                  mkldnn=bool(algo.mkldnn), engine=os.environ.get("MXNET_ENGINE_TYPE"),
+                  resumed_at_epoch=algo.epoch if restored else None)
+    _write_trial_file(trial_dir, config, worker)
+    logger.log("Trial training DDPG on %s (ctx %s, %s threads)"
+               % (args.env, algo.ctx, worker.get("threads")))
+
+    def report(trained, epoch):
+        metrics = {key: value for key, value in logger.last_tabular().items()
+                   if value is not None}
+        done = epoch + 1
+        if done % checkpoint_freq and done < trained.n_epochs:
+            tune.report(metrics)
+            return
+        with tempfile.TemporaryDirectory(prefix="ddpg-tune-") as staging:
+            trained.save(os.path.join(staging, CHECKPOINT_ALGO))
+            shutil.copyfile(progress, os.path.join(staging, CHECKPOINT_PROGRESS))
+            tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(staging))
+
+    try:
+        algo.train(epoch_callback=report)
+    finally:
+        experiment.close_logging(trial_dir)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ray and the sweep
+# ---------------------------------------------------------------------------------------------
+
+def _check_reachable(address, timeout=5.0):
+    """Fail fast on a ``HOST:PORT`` nobody answers: ``ray.init`` would retry for minutes."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto", "ray://...": Ray checks those itself
+    try:
+        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)),
+                                 timeout=timeout).close()
+    except OSError as error:
+        raise ConnectionError(
+            "cannot reach a Ray cluster at %s (%s). Start one with `ray start --head` on "
+            "the head node and pass its GCS address (HOST:6379 by default), or leave out "
+            "--address to run on a local Ray started in this process" % (address, error))
+
+
+def start_ray(address=None, num_cpus=None, temp_dir=None, trial_output=False):
+    """Connect to the cluster at ``address`` or start a local Ray in this process.
+
+    Returns True when this call initialised Ray (the caller then shuts it down), False when
+    Ray was already initialised. ``num_cpus`` and ``temp_dir`` apply to a local Ray only
+    (Ray's default folder is /tmp/ray; socket paths under it must stay short). The trials'
+    console output goes to their folders (``stdout``, ``stderr``, ``debug.log``); with
+    ``trial_output`` it is also shown here, interleaved.
+    """
+    ray, _ = import_ray()
+    if ray.is_initialized():
+        return False
+    if address:
+        if num_cpus is not None or temp_dir is not None:
+            raise ValueError("num_cpus and temp_dir apply to a local Ray only; the cluster "
+                             "at %s has its own" % (address,))
+        _check_reachable(address)
+        try:
+            ray.init(address=address, log_to_driver=trial_output)
+        except (ConnectionError, ray.exceptions.RayError) as error:
+            hint = ""
+            if os.environ.get("RAY_AUTH_MODE", "").lower() != "token" and address != "auto":
+                # Ray sends its token to an explicit address only in token mode
+                hint = (". If the cluster uses token authentication (the default of `ray "
+                        "start`), set RAY_AUTH_MODE=token and make its token available "
+                        "(~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN)")
+            raise ConnectionError("cannot connect to the Ray cluster at %s: %s%s"
+                                  % (address, error, hint))
+        return True
+    options = {"include_dashboard": False, "log_to_driver": trial_output}
+    if num_cpus is not None:
+        options["num_cpus"] = num_cpus
+    if temp_dir is not None:
+        options["_temp_dir"] = os.path.abspath(temp_dir)
+    ray.init(**options)
+    return True
+
+
+def _check_resources(ray, cpus, gpus):
+    """A trial that no node can hold would wait forever: say so before starting."""
+    total = ray.cluster_resources()
+    if total.get("CPU", 0) < cpus or total.get("GPU", 0) < gpus:
+        raise ValueError("each trial asks for %g CPU(s) and %g GPU(s) but the Ray cluster has "
+                         "%g CPU(s) and %g GPU(s) in all" % (cpus, gpus, total.get("CPU", 0),
+                                                             total.get("GPU", 0)))
+
+
+def _no_tune_csv_logger(tune_module):
+    """Tune's CSV logger with its writing switched off: Tune adds its own unless one is
+    given, and its progress.csv would land where the trial's own progress.csv goes."""
+    from ray.tune.logger import CSVLoggerCallback
+
+    class TrialWritesProgressCsv(CSVLoggerCallback):
+        def log_trial_result(self, iteration, trial, result):
+            pass
+
+        def log_trial_end(self, trial, failed=False):
+            pass
+
+    return TrialWritesProgressCsv()
+
+
+def _trainable(tune, settings):
+    resources = {"cpu": settings["cpus_per_trial"]}
+    if settings["gpus_per_trial"]:
+        resources["gpu"] = settings["gpus_per_trial"]
+    return tune.with_resources(make_trainable(settings["checkpoint_freq"],
+                                              settings["threads_per_trial"]), resources)
+
+
+def _run_config(tune, settings, storage, name, verbose):
+    return tune.RunConfig(
+        name=name, storage_path=storage, verbose=verbose,
+        failure_config=tune.FailureConfig(max_failures=settings["max_failures"]),
+        checkpoint_config=tune.CheckpointConfig(num_to_keep=settings["keep_checkpoints"]),
+        # the trial's working directory (progress.csv, debug.log, trial.json) is copied into
+        # its folder at every checkpoint, every 30 s and at the end
+        sync_config=tune.SyncConfig(sync_artifacts=True, sync_period=30),
+        callbacks=[_no_tune_csv_logger(tune)], log_to_file=True)
+
+
+def check_sweep(space, seeds=(1, 2, 3), num_samples=1, max_concurrent=None,
+                cpus_per_trial=1, gpus_per_trial=0, threads_per_trial=None, checkpoint_freq=1,
+                keep_checkpoints=2, max_failures=0):
+    """Check a sweep's arguments (see :func:`run_sweep`) without Ray; returns the checked
+    space and the trial settings, or raises ``ValueError`` saying what is wrong."""
+    space = check_space(space)
+    check_seeds(seeds)
+    settings = _settings(cpus_per_trial, gpus_per_trial, threads_per_trial, checkpoint_freq,
+                         keep_checkpoints, max_failures)
+    if isinstance(num_samples, bool) or int(num_samples) != num_samples or num_samples < 1:
+        raise ValueError("num_samples must be a positive integer, got %r" % (num_samples,))
+    if num_samples > 1 and not any(is_ray_domain(value) or (
+            isinstance(value, Search) and value.kind != "grid") for value in space.values()):
+        raise ValueError("num_samples=%d would repeat identical trials: nothing in the space "
+                         "is drawn at random (choice, uniform, loguniform); give more seeds "
+                         "instead" % (num_samples,))
+    if max_concurrent is not None and (isinstance(max_concurrent, bool)
+                                       or int(max_concurrent) != max_concurrent
+                                       or max_concurrent < 1):
+        raise ValueError("max_concurrent must be a positive integer, got %r"
+                         % (max_concurrent,))
+    return space, settings
+
+
+def run_sweep(space, seeds=(1, 2, 3), storage="runs/sweeps", name="sweep", num_samples=1,
+              search_seed=None, max_concurrent=None, cpus_per_trial=1, gpus_per_trial=0,
+              threads_per_trial=None, checkpoint_freq=1, keep_checkpoints=2, max_failures=0,
+              verbose=1):
+    """Run every configuration of ``space`` with every seed as Tune trials; returns Tune's
+    ResultGrid. The sweep's folder is ``storage/name``.
+
+    ``space``: see :func:`check_space`. Random searches are drawn ``num_samples`` times
+    (with ``search_seed``), each draw run with every seed (Tune's ``constant_grid_search``);
+    grids are crossed. ``max_concurrent`` caps the trials running at once (by default the
+    cluster's CPUs divided by ``cpus_per_trial`` do). Each trial gets ``cpus_per_trial``
+    CPUs, ``gpus_per_trial`` of a GPU (a fraction shares one; any share trains on the GPU)
+    and ``threads_per_trial`` threads (default: its whole CPUs, at least 1). A trial that
+    fails is restarted from its last checkpoint up to ``max_failures`` times. Ray must be
+    initialised (:func:`start_ray`), or Tune starts a local Ray.
+    """
+    space, settings = check_sweep(space, seeds, num_samples, max_concurrent, cpus_per_trial,
+                                  gpus_per_trial, threads_per_trial, checkpoint_freq,
+                                  keep_checkpoints, max_failures)
+    ray, tune = import_ray()
+    param_space = to_param_space(space, seeds, tune)
+    storage = os.path.abspath(storage)
+    folder = os.path.join(storage, name)
+    if os.path.exists(os.path.join(folder, SWEEP_FILE)):
+        raise ValueError("%s already holds a sweep: resume it (--resume) or choose another "
+                         "--name" % (folder,))
+    if ray.is_initialized():
+        _check_resources(ray, settings["cpus_per_trial"], settings["gpus_per_trial"])
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, SWEEP_FILE), "w") as sweep_file:
+        json.dump(dict(settings, space=space_to_json(space), seeds=list(seeds),
+                       num_samples=num_samples, search_seed=search_seed,
+                       max_concurrent=max_concurrent), sweep_file, indent=2, sort_keys=True)
+    from ray.tune.search.basic_variant import BasicVariantGenerator
+    tuner = tune.Tuner(
+        _trainable(tune, settings), param_space=param_space,
+        tune_config=tune.TuneConfig(
+            num_samples=num_samples, max_concurrent_trials=max_concurrent,
+            # one process per trial: MXNet's thread and oneDNN settings are per process
+            reuse_actors=False,
+            # a random draw is shared by all seeds (and grid points), so seeds average it
+            search_alg=BasicVariantGenerator(constant_grid_search=True,
+                                             random_state=search_seed)),
+        run_config=_run_config(tune, settings, storage, name, verbose))
+    return tuner.fit()
+
+
+def _settings(cpus_per_trial, gpus_per_trial, threads_per_trial, checkpoint_freq,
+              keep_checkpoints, max_failures):
+    if not is_number(cpus_per_trial) or cpus_per_trial <= 0:
+        raise ValueError("cpus_per_trial must be positive, got %r" % (cpus_per_trial,))
+    if not is_number(gpus_per_trial) or gpus_per_trial < 0:
+        raise ValueError("gpus_per_trial must be 0 or positive, got %r" % (gpus_per_trial,))
+    if gpus_per_trial > 1 and gpus_per_trial != int(gpus_per_trial):
+        raise ValueError("gpus_per_trial above 1 must be whole GPUs, got %r"
+                         % (gpus_per_trial,))
+    for label, value, low in (("keep_checkpoints", keep_checkpoints, 1),
+                              ("max_failures", max_failures, -1)):
+        if isinstance(value, bool) or int(value) != value or value < low:
+            raise ValueError("%s must be an integer >= %d, got %r" % (label, low, value))
+    make_trainable(checkpoint_freq, threads_per_trial)  # checks both
+    return {"cpus_per_trial": cpus_per_trial, "gpus_per_trial": gpus_per_trial,
+            "threads_per_trial": threads_per_trial, "checkpoint_freq": int(checkpoint_freq),
+            "keep_checkpoints": int(keep_checkpoints), "max_failures": int(max_failures)}
+
+
+def resume_sweep(storage, name, verbose=1):
+    """Continue the sweep ``storage/name``: unfinished trials resume, errored trials restart
+    from their last checkpoint; finished ones stay. Its settings come from its sweep.json."""
+    _, tune = import_ray()
+    folder = os.path.join(os.path.abspath(storage), name)
+    try:
+        with open(os.path.join(folder, SWEEP_FILE)) as sweep_file:
+            saved = json.load(sweep_file)
+    except (OSError, ValueError) as error:
+        raise ValueError("%s is not a sweep folder run_sweep wrote (%s)" % (folder, error))
+    if not tune.Tuner.can_restore(folder):
+        raise ValueError("%s holds no Tune experiment state to resume" % (folder,))
+    settings = _settings(*(saved[key] for key in (
+        "cpus_per_trial", "gpus_per_trial", "threads_per_trial", "checkpoint_freq",
+        "keep_checkpoints", "max_failures")))
+    tuner = tune.Tuner.restore(folder, trainable=_trainable(tune, settings),
+                               resume_unfinished=True, resume_errored=True)
+    return tuner.fit()
