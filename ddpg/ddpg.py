@@ -22,7 +22,8 @@ from ddpg.backend import choose_mkldnn
 from ddpg.context import resolve_ctx
 from ddpg.envs import is_box_space, seed_env
 from ddpg.fpu import flushing_denormals
-from ddpg.flat import FlatArrays, PackedInputs, bind_inputs, param_shapes, soft_update
+from ddpg.flat import (FlatArrays, PackedInputs, bind_inputs, copy_into, param_shapes,
+                       soft_update)
 from ddpg.replay_mem import ReplayMem
 from ddpg.statistics import UpdateStatistics, q_statistics_symbol
 from ddpg.utils import discount_return, sample_rewards
@@ -264,8 +265,7 @@ class DDPG(object):
             q_statistics_symbol(loss, qval_sym, yval_sym)])
         self.qfunc.define_exe(ctx=self.ctx, init=qfunc_init, updater=qfunc_updater,
                               input_shapes=self.qfunc_input_shapes,
-                              input_arrays={"obs": batch_obs, "act": self._batch.views["act"],
-                                            "yval": target_ys})
+                              input_arrays={"obs": batch_obs, "yval": target_ys})
 
         # qfunc_target init
         _check_same_layout(self.qfunc_target_params, self.qfunc.params, "qfunc")
@@ -326,8 +326,10 @@ class DDPG(object):
 
     def _batch_input_shapes(self, obs_dim, act_dim):
         """Name -> shape of the arrays one update's batch fills (see ``_fill_batch``)."""
+        # not the actions: the Q network concatenates them to a hidden layer, and MXNet's
+        # oneDNN Concat cannot read a view (it falls back to a kernel about 5x slower, 200 us
+        # per pass at batch 256); they get their own array and their own copy
         return OrderedDict([("obs", (self.batch_size, obs_dim)),
-                            ("act", (self.batch_size, act_dim)),
                             ("nxt", (self.batch_size, obs_dim)),
                             ("rwd", (self.batch_size, 1)),
                             ("discount_mask", (self.batch_size, 1))])
@@ -531,25 +533,27 @@ class DDPG(object):
         """Copy a batch into the bound input arrays; returns the (bound) actions array.
 
         The Q executor's obs is also the policy's and policy_executor's; the targets share
-        one s' array; rewards and (1 - end) * discount feed ``target_executor``. All of them
-        are views of one buffer (:class:`ddpg.flat.PackedInputs`): the batch is written into
-        its host twin and copied to the device at once.
+        one s' array; rewards and (1 - end) * discount feed ``target_executor``. These are
+        views of one buffer (:class:`ddpg.flat.PackedInputs`): the batch is written into its
+        host twin and copied to the device at once; the actions are copied on their own.
         """
-        self._fill_batch(self._batch.host_views, batch)
+        acts = self._fill_batch(self._batch.host_views, batch)
         self._batch.upload()
+        copy_into(self.qfunc.arg_dict["act"], acts)
         return self.qfunc.arg_dict["act"]
 
     def _fill_batch(self, host, batch):
-        """Write ``batch`` into the host views (float32); a subclass may add its own."""
+        """Write ``batch`` into the host views (float32), except the actions, which it
+        returns; a subclass may add arrays of its own."""
         obss, acts, rwds, ends, nxts = batch
         host["obs"][...] = np.reshape(obss, host["obs"].shape)
-        host["act"][...] = np.reshape(acts, host["act"].shape)
         host["nxt"][...] = np.reshape(nxts, host["nxt"].shape)
         host["rwd"][...] = np.reshape(rwds, host["rwd"].shape)
         discounts = host["discount_mask"]
         discounts[...] = np.reshape(ends, discounts.shape)
         np.subtract(np.float32(1.0), discounts, out=discounts)
         discounts *= np.float32(self.discount)
+        return acts
 
     def _policy_step(self, policy_acts):
         """Steps 4-5: dLoss/dact through the current Q, then the policy update.

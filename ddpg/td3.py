@@ -152,8 +152,9 @@ class TD3(DDPG):
 
     def _fill_batch(self, host, batch):
         """DDPG's batch arrays plus this update's target-policy noise."""
-        super(TD3, self)._fill_batch(host, batch)
+        acts = super(TD3, self)._fill_batch(host, batch)
         host["target_noise"][...] = self.draw_target_noise()
+        return acts
 
     def draw_target_noise(self):
         """The clipped target-action noise of one update, drawn with numpy's generator."""
