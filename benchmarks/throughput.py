@@ -242,8 +242,11 @@ def run_worker(args):
     config = args.worker
     mkldnn = {"auto": "auto", "on": True, "off": False}[args.mkldnn]
     ours, algo = time_ours(config, args.warmup, args.steps, ctx, mkldnn)
-    line = "config %s (%s): ours %.1f steps/s (oneDNN %s)" % (
-        config, CONFIGS[config][0], ours, "on" if algo.mkldnn else "off")
+    threads = algo.omp_threads
+    line = "config %s (%s): ours %.1f steps/s (oneDNN %s, %s)" % (
+        config, CONFIGS[config][0], ours, "on" if algo.mkldnn else "off",
+        "MXNet's default OpenMP threads" if threads is None else
+        "%d OpenMP thread%s" % (threads, "" if threads == 1 else "s"))
     if not args.skip_sb3:
         sb3 = time_sb3(config, args.warmup, args.steps, args.threads)
         line += ", SB3 %.1f steps/s, ratio ours/SB3 %.2fx" % (sb3, ours / sb3)

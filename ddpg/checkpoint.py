@@ -71,7 +71,7 @@ HYPERPARAMETERS = (
     "policy_lr", "soft_target_tau", "n_updates_per_sample", "include_horizon_terminal", "seed",
     "eval_interval", "bootstrap_truncated", "progress_bar", "flush_denormals", "skip_nonfinite",
     "mkldnn", "start_steps", "scale_reward", "qfunc_weight_decay", "policy_weight_decay",
-    "qfunc_grad_clip", "policy_grad_clip", "train_freq", "gradient_steps",
+    "qfunc_grad_clip", "policy_grad_clip", "train_freq", "gradient_steps", "omp_threads",
     "policy_delay", "target_noise", "target_noise_clip")  # the last three: TD3's
 #: Hyperparameters a checkpoint's contents depend on: restoring with other values is an error.
 #: (The others, n_epochs first, may change between runs; differences are logged.)

@@ -18,7 +18,7 @@ import pyprind
 import mxnet as mx
 
 from ddpg import checkpoint, faults, logger, options, regularization
-from ddpg.backend import choose_mkldnn
+from ddpg.backend import choose_mkldnn, choose_omp_threads
 from ddpg.context import resolve_ctx
 from ddpg.envs import is_box_space, seed_env
 from ddpg.fpu import flushing_denormals
@@ -49,6 +49,9 @@ class DDPG(object):
     mkldnn: use MXNet's oneDNN kernels on the CPU: True, False, or "auto" (off when every
         layer has at most 64 units, where their call overhead dominates). MXNet fixes this
         at its first operator in the process; see :mod:`ddpg.backend`.
+    omp_threads: MXNet's OpenMP threads on the CPU: a number, or "auto" (one thread when
+        every layer has at most 64 units, where splitting the work costs more than it
+        saves; else ``OMP_NUM_THREADS`` or the CPU count). Applies to the whole process.
     start_steps: the first ``start_steps`` environment steps of the run take actions drawn
         uniformly from the action space instead of the policy plus exploration noise (the
         warm-up of TD3, Stable-Baselines3 and CleanRL; 0, the original's behaviour, never).
@@ -83,11 +86,13 @@ class DDPG(object):
                  progress_bar=True, flush_denormals=True, skip_nonfinite=False,
                  mkldnn="auto", start_steps=0, scale_reward=1.0, qfunc_weight_decay=0.0,
                  policy_weight_decay=0.0, qfunc_grad_clip=None, policy_grad_clip=None,
-                 train_freq=1, gradient_steps=None):
+                 train_freq=1, gradient_steps=None, omp_threads="auto"):
         _check_env(env)
         self.ctx = resolve_ctx(ctx)
         # before MXNet's first operator, which fixes the choice for the process
         self.mkldnn = choose_mkldnn(mkldnn, _layer_sizes(policy, qfunc), self.ctx)
+        self.omp_threads = choose_omp_threads(omp_threads, _layer_sizes(policy, qfunc),
+                                              self.ctx)
         mx.random.seed(seed)
         np.random.seed(seed)
         self.env = env

@@ -206,7 +206,8 @@ def test_throughput_benchmark_runs_and_reports(tmp_path):
     out = result.stdout
     assert "matmul ceiling" in out
     assert "config 1 (original sizes: 32-unit layers, batch 32): ours" in out
-    assert "(oneDNN off)" in out and "(oneDNN on)" in out  # the auto choice per size
+    # the auto choices per size (with --threads 1 both sizes get one OpenMP thread)
+    assert "(oneDNN off, 1 OpenMP thread)" in out and "(oneDNN on, 1 OpenMP thread)" in out
     for part in ("update: networks and optimisers", "env step", "action selection",
                  "replay sampling", "target update", "host-to-device copies"):
         assert part in out
