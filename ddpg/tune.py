@@ -49,6 +49,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 
 from ddpg import experiment, logger
 from ddpg.search_space import (  # noqa: F401  (re-exported: the sweep's whole API is here)
@@ -123,10 +124,12 @@ def make_trainable(checkpoint_freq=1, threads=None):
         import math as _math
         import os as _os
         import sys as _sys
+        import time as _time
         from ray import tune as _tune
         resources = _tune.get_context().get_trial_resources().required_resources
         count = threads or max(1, int(_math.floor(resources.get("CPU", 1))))
-        worker = {"mxnet_loaded_before_thread_settings": "mxnet" in _sys.modules,
+        worker = {"started": _time.time(),
+                  "mxnet_loaded_before_thread_settings": "mxnet" in _sys.modules,
                   "OMP_NUM_THREADS_set_by_ray": _os.environ.get("OMP_NUM_THREADS"),
                   "threads": count}
         for variable in variables:
@@ -208,6 +211,8 @@ def run_trial(config, checkpoint_freq=1, gpus=0, worker=None):
 
     try:
         algo.train(epoch_callback=report)
+        worker["finished"] = time.time()
+        _write_trial_file(trial_dir, config, worker)
     finally:
         experiment.close_logging(trial_dir)
 
@@ -373,12 +378,15 @@ def run_sweep(space, seeds=(1, 2, 3), storage="runs/sweeps", name="sweep", num_s
     tuner = tune.Tuner(
         _trainable(tune, settings), param_space=param_space,
         tune_config=tune.TuneConfig(
-            num_samples=num_samples, max_concurrent_trials=max_concurrent,
+            num_samples=num_samples,
             # one process per trial: MXNet's thread and oneDNN settings are per process
             reuse_actors=False,
-            # a random draw is shared by all seeds (and grid points), so seeds average it
+            # a random draw is shared by all seeds (and grid points), so seeds average it;
+            # the cap on concurrent trials belongs to this generator (Tune ignores
+            # TuneConfig's max_concurrent_trials, with a warning, when a generator is given)
             search_alg=BasicVariantGenerator(constant_grid_search=True,
-                                             random_state=search_seed)),
+                                             random_state=search_seed,
+                                             max_concurrent=max_concurrent or 0)),
         run_config=_run_config(tune, settings, storage, name, verbose))
     return tuner.fit()
 

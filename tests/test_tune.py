@@ -275,6 +275,21 @@ def two_trials(local_ray, tmp_path_factory):
     return grid, os.path.join(storage, "two")
 
 
+def test_max_concurrent_caps_the_trials_running_at_once(local_ray, tmp_path):
+    """Two 1-CPU trials on 2 CPUs would run together; max_concurrent=1 runs them in turn."""
+    space = dict(SMALL, env="cartpole", eval_samples=100, n_epochs=1)
+    grid = ddpg_tune.run_sweep(space, seeds=[1, 2], storage=str(tmp_path), name="one",
+                               cpus_per_trial=1, max_concurrent=1, verbose=0)
+    assert grid.num_terminated == 2
+    windows = []
+    for trial in trial_folders(str(tmp_path / "one")):
+        with open(os.path.join(trial, "trial.json")) as trial_file:
+            worker = json.load(trial_file)["worker"]
+        windows.append((worker["started"], worker["finished"]))
+    (_, first_end), (second_start, _) = sorted(windows)
+    assert second_start >= first_end
+
+
 def trial_folders(folder):
     return sorted(os.path.join(folder, name) for name in os.listdir(folder)
                   if os.path.isfile(os.path.join(folder, name, "trial.json")))
