@@ -181,4 +181,3 @@ def _check_gradient_free(symbol, inputs):
                     % node["name"])
             continue
         pending.extend(entry[0] for entry in node["inputs"])
-
