@@ -212,3 +212,21 @@ def test_throughput_benchmark_runs_and_reports(tmp_path):
                  "replay sampling", "target update", "host-to-device copies"):
         assert part in out
     assert "GFLOP per update" in out
+
+
+def test_sb3_pendulum_summary_reads_every_seed(tmp_path):
+    """benchmarks/sb3_pendulum.py's summary (training it needs SB3, which CI does not
+    install; the runs are in docs/results/sb3_pendulum.json)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "sb3_pendulum", os.path.join(REPO, "benchmarks", "sb3_pendulum.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert "no seed_*.json" in module.summarize(str(tmp_path))
+    for seed, mean in ((1, -150.0), (2, -146.0)):
+        with open(str(tmp_path / ("seed_%d.json" % seed)), "w") as f:
+            json.dump({"seed": seed, "steps": 20000, "episodes": 750, "mean": mean,
+                       "train_time_s": 10.0 * seed}, f)
+    line = module.summarize(str(tmp_path))
+    assert "2 seed(s), 20000 steps: final policy over 750 episodes: -148.0 +- 2.0" in line
+    assert "1: -150.0, 2: -146.0" in line and "train 15 s per seed" in line
