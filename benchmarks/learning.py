@@ -49,7 +49,6 @@ AverageReturn reaches it.
 """
 import argparse
 import datetime
-import importlib.util
 import json
 import math
 import os
@@ -61,6 +60,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)  # run from a checkout without installing
 
+from ddpg import experiment  # noqa: E402
 from ddpg.presets import METADATA, parse_args_with_preset, preset_names  # noqa: E402
 from ddpg.results import aggregate, mean_std, read_curve, read_rows  # noqa: E402
 
@@ -86,15 +86,6 @@ def log(message):
 # ---------------------------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------------------------
-
-def split_extra(argv):
-    """``(own arguments, run_ddpg arguments)``: everything after the first ``--`` is passed on."""
-    argv = list(argv)
-    if "--" in argv:
-        cut = argv.index("--")
-        return argv[:cut], argv[cut + 1:]
-    return argv, []
-
 
 def build_parser():
     parser = argparse.ArgumentParser(
@@ -128,21 +119,13 @@ def build_parser():
     return parser
 
 
-def load_run_script():
-    """examples/run_ddpg.py as a module, to parse run flags exactly as the runs will."""
-    spec = importlib.util.spec_from_file_location("run_ddpg", RUN_SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def run_settings(task, extra, seed=0):
     """The run_ddpg.py arguments a run of ``task`` with ``extra`` flags will use.
 
     Parsing them here checks the extra flags once, before any run starts, and gives the
     effective ``epoch_length`` that ``--steps`` is divided by.
     """
-    parser = load_run_script().build_parser()
+    parser = experiment.build_parser()
     parser.prog = "run_ddpg.py (the flags after --)"
     try:
         return parse_args_with_preset(parser, ["--preset", task, "--seed", str(seed)] + extra)
@@ -528,7 +511,7 @@ def tasks_under(out):
 
 
 def main(argv=None):
-    own, extra = split_extra(sys.argv[1:] if argv is None else argv)
+    own, extra = experiment.split_run_flags(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(own)
     if args.parallel < 1:

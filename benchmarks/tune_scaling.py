@@ -55,14 +55,6 @@ def build_parser():
     return parser
 
 
-def split_run_flags(argv):
-    argv = list(argv)
-    if "--" in argv:
-        cut = argv.index("--")
-        return argv[:cut], argv[cut + 1:]
-    return argv, []
-
-
 def trial_figures(sweep_folder):
     """Per trial: its final TotalEnvSteps, training time and thread count."""
     figures = []
@@ -109,7 +101,7 @@ def run_level(concurrency, args, space, folder):
 
 
 def main(argv=None):
-    own, run_argv = split_run_flags(sys.argv[1:] if argv is None else argv)
+    own, run_argv = experiment.split_run_flags(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(own)
     if args.trials < 1 or any(c < 1 or c > args.num_cpus for c in args.concurrency):
         raise SystemExit("--trials must be positive and each --concurrency between 1 and "

@@ -24,7 +24,8 @@ from ddpg.td3 import TD3
 __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS",
            "RaisingArgumentParser", "build_parser", "explicit_flags", "resumed_args",
            "make_env", "make_strategy", "make_algorithm", "setup_logging", "close_logging",
-           "option_names", "check_option_names", "config_to_argv", "args_from_config"]
+           "option_names", "check_option_names", "config_to_argv", "args_from_config",
+           "split_run_flags"]
 
 
 class RaisingArgumentParser(argparse.ArgumentParser):
@@ -39,6 +40,19 @@ class RaisingArgumentParser(argparse.ArgumentParser):
 CARTPOLE_MAX_PATH_LENGTH = 100
 #: Used when a gymnasium environment declares no time limit of its own.
 FALLBACK_MAX_PATH_LENGTH = 1000
+
+
+def split_run_flags(argv):
+    """``(own arguments, run_ddpg.py arguments)``: the latter follow the first ``--``.
+
+    For the scripts that drive run_ddpg.py runs (benchmarks/learning.py, examples/sweep.py,
+    benchmarks/tune_scaling.py) and pass the flags after ``--`` on to them.
+    """
+    argv = list(argv)
+    if "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], argv[cut + 1:]
+    return argv, []
 
 
 def updates_per_sample(text):

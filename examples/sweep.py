@@ -28,15 +28,6 @@ from ddpg import experiment  # noqa: E402
 from ddpg import tune as ddpg_tune  # noqa: E402
 
 
-def split_run_flags(argv):
-    """``(sweep arguments, run_ddpg.py arguments)``: the latter follow the first ``--``."""
-    argv = list(argv)
-    if "--" in argv:
-        cut = argv.index("--")
-        return argv[:cut], argv[cut + 1:]
-    return argv, []
-
-
 def build_parser():
     parser = argparse.ArgumentParser(
         description="Sweep hyperparameters and seeds of examples/run_ddpg.py as Ray Tune "
@@ -146,7 +137,7 @@ def report(args, folder):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    own, run_argv = split_run_flags(argv)
+    own, run_argv = experiment.split_run_flags(argv)
     parser = build_parser()
     args = parser.parse_args(own)
     searching = args.grid or args.choice or args.uniform or args.loguniform or args.space
