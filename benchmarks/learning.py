@@ -62,7 +62,7 @@ sys.path.insert(0, REPO)  # run from a checkout without installing
 
 from ddpg import experiment  # noqa: E402
 from ddpg.presets import METADATA, parse_args_with_preset, preset_names  # noqa: E402
-from ddpg.results import aggregate, mean_std, read_curve, read_rows  # noqa: E402
+from ddpg.results import aggregate, mean_std, read_curve, read_rows, write_json  # noqa: E402
 
 RUN_SCRIPT = os.path.join(REPO, "examples", "run_ddpg.py")
 EVALUATE_SCRIPT = os.path.join(REPO, "examples", "evaluate.py")
@@ -344,15 +344,6 @@ def run_final_evals(args, task_dir, episodes, threads):
 # ---------------------------------------------------------------------------------------------
 # summaries
 # ---------------------------------------------------------------------------------------------
-
-def write_json(path, data):
-    """Write JSON through a temporary file and a rename, so readers never see half a file."""
-    temporary = path + ".tmp"
-    with open(temporary, "w") as json_file:
-        json.dump(data, json_file, indent=2, sort_keys=True)
-        json_file.write("\n")
-    os.replace(temporary, path)
-
 
 def seed_result(folder, solved_return=None):
     """Per-seed numbers from a run folder's progress.csv (and benchmark.json when present)."""

@@ -504,8 +504,8 @@ class DDPG(object):
     def do_update(self, itr, batch):
         """One DDPG update, in the original's order (see SPEC section 1).
 
-        Everything stays on the device: the batch goes in with one copy per array, and the
-        statistics are summed there (:class:`ddpg.statistics.UpdateStatistics`).
+        Everything stays on the device: the batch goes in with two copies (``_load_batch``),
+        and the statistics are summed there (:class:`ddpg.statistics.UpdateStatistics`).
         """
         acts = self._load_batch(batch)
         qfunc_args = self.qfunc.arg_dict

@@ -1,4 +1,4 @@
-"""Reading ``progress.csv`` files and combining learning curves over seeds.
+"""Reading ``progress.csv`` files, combining learning curves over seeds, writing summaries.
 
 Shared by ``ddpg.plot`` (figures) and ``benchmarks/learning.py`` (summaries), and kept free of
 matplotlib so that summaries work where only the library's own requirements are installed.
@@ -21,13 +21,14 @@ Conventions, chosen once here so that every figure and table means the same thin
 """
 import csv
 import fnmatch
+import json
 import math
 import os
 
 import numpy as np
 
 __all__ = ["PROGRESS_FILE", "find_progress_files", "read_rows", "read_curve",
-           "group_of", "group_runs", "aggregate", "mean_std"]
+           "group_of", "group_runs", "aggregate", "mean_std", "write_json"]
 
 PROGRESS_FILE = "progress.csv"
 
@@ -162,3 +163,12 @@ def aggregate(curves):
     stacked = np.stack([np.interp(grid, xs, ys) for xs, ys in sorted_curves])
     limited_by = None if max(ends) == stop else int(np.argmin(ends))
     return grid, stacked.mean(axis=0), stacked.std(axis=0), limited_by
+
+
+def write_json(path, data):
+    """Write ``data`` through a temporary file and a rename: no half-written file is seen."""
+    temporary = path + ".tmp"
+    with open(temporary, "w") as json_file:
+        json.dump(data, json_file, indent=2, sort_keys=True)
+        json_file.write("\n")
+    os.replace(temporary, path)

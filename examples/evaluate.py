@@ -12,7 +12,6 @@ training run's observation/reward statistics, so normalised observations mean wh
 meant in training.
 """
 import argparse
-import json
 import os
 import sys
 
@@ -30,6 +29,7 @@ from ddpg.checkpoint import CheckpointReader  # noqa: E402
 from ddpg.envs import NormalizedEnv, seed_env  # noqa: E402
 from ddpg.errors import CheckpointError  # noqa: E402
 from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
+from ddpg.results import write_json  # noqa: E402
 
 import run_ddpg  # noqa: E402
 
@@ -169,15 +169,6 @@ def write_gif(frames, path, fps):
                            "(pip install pillow)")
     imageio.mimsave(path, images, duration=duration_ms / 1000.0, loop=0)
     return path
-
-
-def write_json(path, data):
-    """Write ``data`` through a temporary file and a rename: no half-written file is seen."""
-    temporary = path + ".tmp"
-    with open(temporary, "w") as json_file:
-        json.dump(data, json_file, indent=2, sort_keys=True)
-        json_file.write("\n")
-    os.replace(temporary, path)
 
 
 def main(argv=None):
