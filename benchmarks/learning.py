@@ -36,6 +36,9 @@ folder of the task. Over seeds it gives the mean and population std (ddof 0) of:
 * ``best_return``: each seed's best evaluation over training;
 * ``max_of_mean_curve``: the maximum over evaluations of the seed-averaged curve, the TD3
   paper's metric ("max average return"), with the step count where it is reached;
+* ``train_return_last``: the return of the training (exploration) episodes that ended in the
+  last ``--train-return-window`` environment steps (default 100,000), averaged over those
+  episodes (``AverageEsReturn`` weighted by ``NumEsEpisodes``), CleanRL's metric;
 
 * ``final_eval`` (``--final-eval-episodes N``, by default the preset's: 750 for pendulum, as
   the SB3 zoo's benchmark measured its figure): after training, each seed's final policy (its
@@ -366,6 +369,7 @@ def seed_result(folder, solved_return=None):
         })
     if rows and rows[-1].get("Time"):
         result["train_time_s"] = float(rows[-1]["Time"])
+    result["train_return_last"] = train_return_last(progress)
     if rows and rows[-1].get("TotalEnvSteps"):
         result["env_steps"] = int(float(rows[-1]["TotalEnvSteps"]))
     if solved_return is not None:
@@ -384,6 +388,30 @@ def seed_result(folder, solved_return=None):
         result["wall_time_s"] = done.get("wall_time_s")
         result["request"] = done.get("request")
     return result
+
+
+#: Environment steps at the end of a run whose training episodes ``train_return_last`` averages.
+TRAIN_RETURN_WINDOW = 100000
+
+
+def train_return_last(progress, window=TRAIN_RETURN_WINDOW):
+    """Mean return of the training episodes counted in the epochs of the last ``window`` steps.
+
+    Each epoch's ``AverageEsReturn`` is weighted by its ``NumEsEpisodes``, so the result is the
+    mean over episodes, not over epochs. None when no such epoch recorded an episode.
+    """
+    rows = read_rows(progress)
+    if not rows or not rows[-1].get("TotalEnvSteps"):
+        return None
+    last = float(rows[-1]["TotalEnvSteps"])
+    total = count = 0.0
+    for row in rows:
+        if not row.get("AverageEsReturn") or float(row["TotalEnvSteps"]) <= last - window:
+            continue
+        episodes = float(row["NumEsEpisodes"])
+        total += float(row["AverageEsReturn"]) * episodes
+        count += episodes
+    return total / count if count else None
 
 
 def seed_folders(task_dir):
@@ -425,6 +453,11 @@ def summarize_task(task_dir, task):
         for name in ("final_return", "best_return"):
             mean, std = mean_std([r[name] for r in results])
             summary[name] = {"mean": mean, "std": std}
+        train_returns = [r.get("train_return_last") for r in results]
+        if all(value is not None for value in train_returns):
+            mean, std = mean_std(train_returns)
+            summary["train_return_last"] = {"mean": mean, "std": std,
+                                            "window_env_steps": TRAIN_RETURN_WINDOW}
         evals = [r.get("final_eval") for r in results]
         if all(evals) and len({e["episodes"] for e in evals}) == 1:
             mean, std = mean_std([e["mean"] for e in evals])
@@ -474,6 +507,10 @@ def format_summary(summary):
                  summary["final_return"]["std"], summary["best_return"]["mean"],
                  summary["best_return"]["std"], summary["max_of_mean_curve"]["value"],
                  summary["max_of_mean_curve"]["env_steps"], steps_text, wall_text)]
+    if "train_return_last" in summary:
+        train = summary["train_return_last"]
+        lines.append("  training episodes of the last %d steps: %.1f +- %.1f" % (
+            train["window_env_steps"], train["mean"], train["std"]))
     if "final_eval" in summary:
         final_eval = summary["final_eval"]
         lines.append("  final policy, %d episodes per seed: %.1f +- %.1f over seeds (per seed: "

@@ -72,6 +72,10 @@ class DDPG(object):
         steps (Stable-Baselines3's terms); ``gradient_steps=None`` takes
         ``n_updates_per_sample``, which may also be a fraction ``1/k`` (an update every k
         steps). See :func:`ddpg.options.update_schedule`.
+    policy_delay: the policy step and the soft target updates run on every
+        ``policy_delay``-th update only (update index ``itr`` with ``(itr + 1) % policy_delay
+        == 0``); the Q update runs every time. 1, the original's behaviour, updates all three
+        every time; 2 is CleanRL's DDPG (``policy_frequency``) and TD3's delay.
 
     ``save(path)`` and ``restore(path)`` write and read checkpoints (:mod:`ddpg.checkpoint`);
     ``train()`` hands one to ``logger.save_itr_params`` after every epoch.
@@ -86,7 +90,7 @@ class DDPG(object):
                  progress_bar=True, flush_denormals=True, skip_nonfinite=False,
                  mkldnn="auto", start_steps=0, scale_reward=1.0, qfunc_weight_decay=0.0,
                  policy_weight_decay=0.0, qfunc_grad_clip=None, policy_grad_clip=None,
-                 train_freq=1, gradient_steps=None, omp_threads="auto"):
+                 train_freq=1, gradient_steps=None, omp_threads="auto", policy_delay=1):
         _check_env(env)
         self.ctx = resolve_ctx(ctx)
         # before MXNet's first operator, which fixes the choice for the process
@@ -129,6 +133,7 @@ class DDPG(object):
         self.policy_grad_clip = policy_grad_clip
         self.train_freq = train_freq
         self.gradient_steps = gradient_steps
+        self.policy_delay = policy_delay
         self._check_hyperparameters()
         self._train_freq, self._gradient_steps = options.update_schedule(
             n_updates_per_sample, train_freq, gradient_steps)
@@ -173,6 +178,11 @@ class DDPG(object):
             value = getattr(self, name)
             if isinstance(value, bool) or int(value) != value or value < 0:
                 raise ValueError("%s must be a non-negative integer, got %r" % (name, value))
+        if isinstance(self.policy_delay, bool) or int(self.policy_delay) != self.policy_delay \
+                or self.policy_delay <= 0:
+            raise ValueError("policy_delay must be a positive integer, got %r"
+                             % (self.policy_delay,))
+        self.policy_delay = int(self.policy_delay)
         if self.batch_size > self.memory_size:
             raise ValueError("batch_size (%d) must not exceed memory_size (%d)"
                              % (self.batch_size, self.memory_size))
@@ -509,9 +519,11 @@ class DDPG(object):
         """
         acts = self._load_batch(batch)
         qfunc_args = self.qfunc.arg_dict
-        # 1. the current policy's actions for s, before any update (kept for steps 4-5)
-        self.policy.exe.forward(is_train=True)
-        policy_acts = self.policy.exe.outputs[0]
+        update_policy = (itr + 1) % self.policy_delay == 0
+        if update_policy:
+            # 1. the current policy's actions for s, before any update (kept for steps 4-5)
+            self.policy.exe.forward(is_train=True)
+            policy_acts = self.policy.exe.outputs[0]
         # 1-2. y = r + (1 - end) * discount * Q'(s', mu'(s')) with the target networks,
         #      written straight into the Q executor's yval input (the same array)
         self.target_executor.forward(is_train=False)
@@ -522,6 +534,9 @@ class DDPG(object):
         self.qfunc.update_params(qfunc_args["obs"], acts, ys)
         # in update values all computed: no need to recompute qfunc_loss and qvals
         q_stats = self.qfunc.exe.outputs[2]
+        if not update_policy:  # policy_delay: Q only, targets unchanged
+            self.update_stats.add(q_stats)
+            return
 
         # 4-5. the policy step through the *updated* Q
         policy_loss = self._policy_step(policy_acts)
@@ -619,6 +634,7 @@ class DDPG(object):
             logger.record_tabular("StdEsReturn", np.std(self.strategy_path_returns))
             logger.record_tabular("MaxEsReturn", np.max(self.strategy_path_returns))
             logger.record_tabular("MinEsReturn", np.min(self.strategy_path_returns))
+            logger.record_tabular("NumEsEpisodes", len(self.strategy_path_returns))
         for key, value in self.update_stats.averages().items():
             logger.record_tabular(key, value)
         self.update_stats.reset()

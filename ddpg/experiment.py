@@ -15,6 +15,7 @@ import os
 from ddpg import DDPG, logger
 from ddpg.checkpoint import read_manifest
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
+from ddpg.initializers import HIDDEN_INITS, OUTPUT_INITS
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.presets import add_preset_argument, get_preset, parse_args_with_preset
 from ddpg.qfuncs import ContinuousMLPQ
@@ -85,8 +86,9 @@ def build_parser(parser_class=argparse.ArgumentParser):
     algo = parser.add_argument_group("algorithm (DDPG arguments)")
     algo.add_argument("--algo", choices=["ddpg", "td3"], default="ddpg",
                       help="td3: twin critics, target policy smoothing, delayed updates")
-    algo.add_argument("--policy-delay", type=int, default=2,
-                      help="td3: critic updates per policy and target update")
+    algo.add_argument("--policy-delay", type=int, default=None,
+                      help="Q updates per policy and target update (default: 1 for ddpg, "
+                           "as the original; 2 for td3)")
     algo.add_argument("--target-noise", type=float, default=0.2,
                       help="td3: target-action noise std, relative to the action half-range")
     algo.add_argument("--target-noise-clip", type=float, default=0.5,
@@ -144,9 +146,10 @@ def build_parser(parser_class=argparse.ArgumentParser):
                       help="hidden-layer activation of both networks (any MXNet act_type)")
     nets.add_argument("--layer-norm", action="store_true",
                       help="LayerNorm after each hidden layer of both networks")
-    nets.add_argument("--output-init", choices=["normal", "uniform3e-3"], default="normal",
-                      help="final-layer initialisation; uniform3e-3 is the DDPG paper's")
-    nets.add_argument("--hidden-init", choices=["normal", "fanin"], default="normal",
+    nets.add_argument("--output-init", choices=list(OUTPUT_INITS), default="normal",
+                      help="final-layer initialisation; uniform3e-3 is the DDPG paper's, "
+                           "fanin PyTorch's default")
+    nets.add_argument("--hidden-init", choices=list(HIDDEN_INITS), default="normal",
                       help="hidden-layer initialisation; fanin is the DDPG paper's "
                            "U(+-1/sqrt(fan_in))")
     nets.add_argument("--strategy", choices=["ou", "gaussian"], default="ou",
@@ -281,8 +284,9 @@ def make_algorithm(args, env, max_path_length):
     algorithm, extra = DDPG, {}
     if args.algo == "td3":
         algorithm = TD3
-        extra = dict(policy_delay=args.policy_delay, target_noise=args.target_noise,
-                     target_noise_clip=args.target_noise_clip)
+        extra = dict(target_noise=args.target_noise, target_noise_clip=args.target_noise_clip)
+    if args.policy_delay is not None:  # else the algorithm's own default
+        extra["policy_delay"] = args.policy_delay
     algo = algorithm(
         env=env, policy=policy, qfunc=qfunc, strategy=strategy, **extra,
         ctx=None if args.ctx == "auto" else args.ctx,

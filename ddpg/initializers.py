@@ -9,13 +9,15 @@ The DDPG paper (Lillicrap et al. 2015, section 7) initialises the final layer's 
 biases from U(-3e-3, 3e-3), so that the first outputs (actions, Q values) are near zero, and
 the other layers from U(-1/sqrt(f), 1/sqrt(f)) with f the layer's fan-in (its number of
 inputs). ``output_init="uniform3e-3"`` and ``hidden_init="fanin"`` choose those; each can be
-used without the other. Draws come from MXNet's generator, which DDPG seeds.
+used without the other. ``output_init="fanin"`` gives the final layer the fan-in bound too:
+PyTorch's default for every ``nn.Linear``, which CleanRL's and Stable-Baselines3's DDPG use.
+Draws come from MXNet's generator, which DDPG seeds.
 """
 import math
 
 import mxnet as mx
 
-OUTPUT_INITS = ("normal", "uniform3e-3")
+OUTPUT_INITS = ("normal", "uniform3e-3", "fanin")
 HIDDEN_INITS = ("normal", "fanin")
 #: The bound of the DDPG paper's final-layer initialisation.
 FINAL_LAYER_BOUND = 3e-3
@@ -76,9 +78,12 @@ def make_initializer(symbol, input_shapes, output_layer, output_init="normal",
         if not name.endswith("_weight"):
             continue
         layer = name[:-len("_weight")]
+        fanin_bound = 1.0 / math.sqrt(shape[1])
         if layer == output_layer:
             if output_init == "uniform3e-3":
                 bounds[layer] = FINAL_LAYER_BOUND
+            elif output_init == "fanin":
+                bounds[layer] = fanin_bound
         elif hidden_init == "fanin":
-            bounds[layer] = 1.0 / math.sqrt(shape[1])
+            bounds[layer] = fanin_bound
     return LayerwiseInitializer(bounds)

@@ -35,8 +35,8 @@ script and the runs' ``params.json`` agree on what was run.
     Q-values of several hundred that the 32-unit networks with lr 1e-3 chase unstably;
     scaled, 3 of 3 seeds reach an evaluation return of 950 within 90 epochs.
 
-``halfcheetah``, ``hopper``
-    MuJoCo ``HalfCheetah-v5`` and ``Hopper-v5`` (gymnasium 1.x with the ``mujoco`` extra, see
+``halfcheetah``, ``hopper``, ``walker2d``
+    MuJoCo ``HalfCheetah-v5``, ``Hopper-v5`` and ``Walker2d-v5`` (gymnasium 1.x with the ``mujoco`` extra, see
     ``requirements-bench.txt``) with the DDPG paper's networks, learning rates and
     initialisation (400-300, the action entering the Q network at the second layer, Adam
     1e-4 for the policy and 1e-3 for Q, final layer U(+-3e-3) and fan-in uniform hidden
@@ -45,6 +45,16 @@ script and the runs' ``params.json`` agree on what was run.
     "OurDDPG", Stable-Baselines3 and CleanRL) and TD3's warm-up of 25,000 uniformly random
     actions. 1000-step episodes; 200 epochs of 5000 steps (1M steps) with 10 evaluation
     episodes (10,000 steps) after each.
+
+``cleanrl-halfcheetah``, ``cleanrl-hopper``, ``cleanrl-walker2d``
+    CleanRL's DDPG (``ddpg_continuous_action.py``) on the ``-v4`` environments its published
+    results used: 256-256 networks with the action joining the Q network at its input, Adam
+    3e-4 for both, batch 256, tau 0.005, gamma 0.99, buffer 1e6, Gaussian exploration noise
+    of std 0.1 of the action half-range, 25,000 uniformly random warm-up steps before the
+    first update, the policy and target updates on every second Q update (``policy_delay``
+    2, CleanRL's ``policy_frequency``), PyTorch's default initialisation in every layer
+    (fan-in uniform), 1M steps. Evaluation as the other MuJoCo presets; CleanRL reports the
+    training episodes' returns, which ``AverageEsReturn`` records.
 
 Presets may also carry benchmark metadata under :data:`METADATA` (not flags), used by
 ``benchmarks/learning.py``: a task's "solved" threshold for the evaluation return, and the
@@ -129,6 +139,26 @@ _MUJOCO = {
 }
 PRESETS["halfcheetah"] = dict(_MUJOCO, env="HalfCheetah-v5")
 PRESETS["hopper"] = dict(_MUJOCO, env="Hopper-v5")
+PRESETS["walker2d"] = dict(_MUJOCO, env="Walker2d-v5")
+
+#: CleanRL's DDPG settings (see the module docstring); its runs used the -v4 tasks.
+_CLEANRL = dict(
+    _MUJOCO,
+    policy_hidden_sizes=[256, 256],
+    qfunc_hidden_sizes=[256, 256],
+    qfunc_action_merge_layer=0,
+    qfunc_lr=3e-4,
+    policy_lr=3e-4,
+    strategy="gaussian",
+    gaussian_sigma=0.1,
+    policy_delay=2,
+    hidden_init="fanin",
+    output_init="fanin",
+)
+del _CLEANRL["ou_theta"], _CLEANRL["ou_sigma"]
+PRESETS["cleanrl-halfcheetah"] = dict(_CLEANRL, env="HalfCheetah-v4")
+PRESETS["cleanrl-hopper"] = dict(_CLEANRL, env="Hopper-v4")
+PRESETS["cleanrl-walker2d"] = dict(_CLEANRL, env="Walker2d-v4")
 
 #: Per-preset facts for benchmarking that are not flags of the example script.
 #: ``solved_return``: evaluation AverageReturn counted as solving the task (the cart-pole's
@@ -140,6 +170,10 @@ METADATA = {
     "pendulum": {"final_eval_episodes": 750},
     "halfcheetah": {},
     "hopper": {},
+    "walker2d": {},
+    "cleanrl-halfcheetah": {},
+    "cleanrl-hopper": {},
+    "cleanrl-walker2d": {},
 }
 
 

@@ -33,18 +33,26 @@ def q_statistics_symbol(loss, qval, yval):
 
 
 class UpdateStatistics(object):
-    """Sums of the Q statistics and the policy loss since the last ``reset``."""
+    """Sums of the Q statistics and the policy loss since the last ``reset``.
+
+    With a ``policy_delay`` not every update has a policy step: the policy loss is averaged
+    over the updates that had one, and left out before the first.
+    """
 
     def __init__(self, ctx, batch_size):
         self.batch_size = batch_size
         self.q_sums = mx.nd.zeros((len(Q_STAT_NAMES),), ctx=ctx)
         self.policy_loss_sum = mx.nd.zeros((1,), ctx=ctx)
         self.n_updates = 0
+        self.n_policy_updates = 0
 
-    def add(self, q_stats, policy_loss):
+    def add(self, q_stats, policy_loss=None):
+        """One update's Q statistics and, when it had a policy step, its policy loss."""
         self.q_sums += q_stats
-        self.policy_loss_sum += policy_loss.reshape((1,))
         self.n_updates += 1
+        if policy_loss is not None:
+            self.policy_loss_sum += policy_loss.reshape((1,))
+            self.n_policy_updates += 1
 
     def averages(self):
         """Tabular key -> value, the original's keys; empty before the first update."""
@@ -52,15 +60,19 @@ class UpdateStatistics(object):
             return {}
         sums = self.q_sums.asnumpy().astype(np.float64)
         n, n_values = self.n_updates, self.n_updates * self.batch_size
-        return {"AverageQLoss": sums[0] / n,
-                "AveragePolicyLoss": float(self.policy_loss_sum.asnumpy()[0]) / n,
-                "AverageQ": sums[1] / n_values,
-                "AverageAbsQ": sums[2] / n_values,
-                "AverageY": sums[3] / n_values,
-                "AverageAbsY": sums[4] / n_values,
-                "AverageAbsQYDiff": sums[5] / n_values}
+        averages = {"AverageQLoss": sums[0] / n}
+        if self.n_policy_updates:
+            averages["AveragePolicyLoss"] = (float(self.policy_loss_sum.asnumpy()[0])
+                                             / self.n_policy_updates)
+        averages.update({"AverageQ": sums[1] / n_values,
+                         "AverageAbsQ": sums[2] / n_values,
+                         "AverageY": sums[3] / n_values,
+                         "AverageAbsY": sums[4] / n_values,
+                         "AverageAbsQYDiff": sums[5] / n_values})
+        return averages
 
     def reset(self):
         self.q_sums[:] = 0
         self.policy_loss_sum[:] = 0
         self.n_updates = 0
+        self.n_policy_updates = 0

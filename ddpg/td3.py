@@ -33,7 +33,6 @@ from ddpg import regularization
 from ddpg.ddpg import DDPG, _check_same_layout
 from ddpg.flat import FlatArrays, bind_inputs, param_shapes, soft_update
 from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.statistics import UpdateStatistics
 
 
 class TD3(DDPG):
@@ -41,7 +40,7 @@ class TD3(DDPG):
 
     qfunc2: the second critic; by default a :class:`ContinuousMLPQ` with ``qfunc``'s layout
         and options and the prefix ``qfunc2`` (a custom one needs parameter names of its own).
-    policy_delay: critic updates per policy (and target) update (TD3: 2).
+    policy_delay: DDPG's argument, with TD3's default of 2.
     target_noise, target_noise_clip: std and clip of the target-action noise, relative to the
         action half-range (TD3: 0.2 and 0.5).
 
@@ -65,19 +64,16 @@ class TD3(DDPG):
                 action_merge_layer=qfunc.action_merge_layer, activation=qfunc.activation,
                 layer_norm=qfunc.layer_norm, output_init=qfunc.output_init,
                 hidden_init=qfunc.hidden_init, prefix="qfunc2")
-        if isinstance(policy_delay, bool) or int(policy_delay) != policy_delay \
-                or policy_delay <= 0:
-            raise ValueError("policy_delay must be a positive integer, got %r" % (policy_delay,))
         for name, value in (("target_noise", target_noise),
                             ("target_noise_clip", target_noise_clip)):
             if isinstance(value, bool) or not value >= 0:
                 raise ValueError("%s must be a non-negative number, got %r" % (name, value))
         # set before DDPG.__init__, which calls init_net
         self.qfunc2 = qfunc2
-        self.policy_delay = int(policy_delay)
         self.target_noise = target_noise
         self.target_noise_clip = target_noise_clip
-        super(TD3, self).__init__(env, policy, qfunc, strategy, **kwargs)
+        super(TD3, self).__init__(env, policy, qfunc, strategy, policy_delay=policy_delay,
+                                  **kwargs)
 
     # the second critic shares the first one's learning rate and clip (checkpoint restores
     # look these up by network name)
@@ -143,7 +139,6 @@ class TD3(DDPG):
         args.update(self.qfunc2_target_params.views)
         self.qfunc2_target = qval2_sym.bind(ctx=self.ctx, args=args, grad_req="null")
         self.qfunc2.params.data.copyto(self.qfunc2_target_params.data)
-        self.update_stats = TD3Statistics(self.ctx, self.batch_size)
 
     def _batch_input_shapes(self, obs_dim, act_dim):
         shapes = super(TD3, self)._batch_input_shapes(obs_dim, act_dim)
@@ -187,31 +182,3 @@ class TD3(DDPG):
             soft_update(target.data, online.data, self.soft_target_tau)
         self.update_stats.add(q_stats, policy_loss)
 
-
-class TD3Statistics(UpdateStatistics):
-    """DDPG's statistics, with the policy loss averaged over the policy updates only."""
-
-    def __init__(self, ctx, batch_size):
-        super(TD3Statistics, self).__init__(ctx, batch_size)
-        self.n_policy_updates = 0
-
-    def add(self, q_stats, policy_loss=None):
-        self.q_sums += q_stats
-        self.n_updates += 1
-        if policy_loss is not None:
-            self.policy_loss_sum += policy_loss.reshape((1,))
-            self.n_policy_updates += 1
-
-    def averages(self):
-        averages = super(TD3Statistics, self).averages()
-        if averages:
-            if self.n_policy_updates:
-                averages["AveragePolicyLoss"] = (float(self.policy_loss_sum.asnumpy()[0])
-                                                 / self.n_policy_updates)
-            else:
-                del averages["AveragePolicyLoss"]
-        return averages
-
-    def reset(self):
-        super(TD3Statistics, self).reset()
-        self.n_policy_updates = 0

@@ -134,16 +134,21 @@ class NumpyDDPG(object):
     """The six steps of one DDPG update, on float64 copies of the networks.
 
     ``q_decay``/``pi_decay``: L2 weight decay added to the critic's and the actor's losses.
+    ``policy_delay``: steps 4-6 run on every ``policy_delay``-th update only (CleanRL's
+    ``global_step % policy_frequency == 0``, counting updates from 1).
     """
 
     def __init__(self, q, q_target, pi, pi_target, q_opt, pi_opt, discount, tau, act_dim,
-                 q_decay=0.0, pi_decay=0.0):
+                 q_decay=0.0, pi_decay=0.0, policy_delay=1):
         self.q, self.q_target, self.pi, self.pi_target = q, q_target, pi, pi_target
         self.q_opt, self.pi_opt = q_opt, pi_opt
         self.discount, self.tau, self.act_dim = discount, tau, act_dim
         self.q_decay, self.pi_decay = q_decay, pi_decay
+        self.policy_delay = policy_delay
+        self.n_updates = 0
 
     def update(self, obss, acts, rwds, ends, nxts):
+        self.n_updates += 1
         batch = obss.shape[0]
         # 1. target actions for s' and the current policy's actions for s
         next_acts, _ = self.pi_target.forward(nxts)
@@ -157,6 +162,9 @@ class NumpyDDPG(object):
         q_reg_loss = q_loss + l2_penalty(self.q.p, self.q_decay)
         grads, _ = self.q.backward(2.0 * (q - ys) / batch, cache, self.act_dim)
         self.q_opt.step(self.q.p, add_l2_gradient(grads, self.q.p, self.q_decay))
+        result = dict(q_loss=q_loss, q_reg_loss=q_reg_loss, qvals=q, ys=ys)
+        if self.n_updates % self.policy_delay != 0:
+            return result
         # 4. dLoss/dact of -mean(Q(s, mu(s))) through the updated critic
         q_new, cache = self.q.forward(obss, policy_acts)
         policy_loss = -np.sum(q_new) / batch
@@ -168,8 +176,8 @@ class NumpyDDPG(object):
         for target, online in ((self.pi_target, self.pi), (self.q_target, self.q)):
             for name in target.p:
                 target.p[name] = (1 - self.tau) * target.p[name] + self.tau * online.p[name]
-        return dict(q_loss=q_loss, q_reg_loss=q_reg_loss, policy_loss=policy_loss, qvals=q,
-                    ys=ys)
+        result["policy_loss"] = policy_loss
+        return result
 
 
 class NumpyTD3(object):

@@ -230,3 +230,22 @@ def test_sb3_pendulum_summary_reads_every_seed(tmp_path):
     line = module.summarize(str(tmp_path))
     assert "2 seed(s), 20000 steps: final policy over 750 episodes: -148.0 +- 2.0" in line
     assert "1: -150.0, 2: -146.0" in line and "train 15 s per seed" in line
+
+
+def test_train_return_last_weights_epochs_by_their_episodes(tmp_path):
+    """CleanRL's metric: the mean over the training episodes of the last N steps, so an epoch
+    with three episodes counts three times as much as one with one."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("learning_bench", BENCH)
+    learning = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(learning)
+    path = str(tmp_path / "progress.csv")
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["Epoch", "TotalEnvSteps", "AverageEsReturn", "NumEsEpisodes"])
+        writer.writerows([[0, 1000, 5.0, 2], [1, 2000, "", ""], [2, 3000, 10.0, 1],
+                          [3, 4000, 40.0, 3]])
+    # the last 2500 steps: epochs 2 and 3 (epoch 1 recorded no episode)
+    assert learning.train_return_last(path, window=2500) == (10.0 + 3 * 40.0) / 4
+    assert learning.train_return_last(path, window=10 ** 6) == (2 * 5 + 10 + 120.0) / 6
+    assert learning.train_return_last(path, window=500) == 40.0

@@ -74,7 +74,9 @@ def test_get_preset_returns_a_copy():
         get_preset("nope")
 
 
-@pytest.mark.parametrize("name,obs_dim,act_dim", [("halfcheetah", 17, 6), ("hopper", 11, 3)])
+@pytest.mark.parametrize("name,obs_dim,act_dim", [
+    ("halfcheetah", 17, 6), ("hopper", 11, 3), ("walker2d", 17, 6),
+    ("cleanrl-halfcheetah", 17, 6), ("cleanrl-hopper", 11, 3), ("cleanrl-walker2d", 17, 6)])
 def test_mujoco_presets_make_their_environment(run_script, name, obs_dim, act_dim, tmp_path,
                                                monkeypatch):
     pytest.importorskip("mujoco", reason="MuJoCo presets need pip install -r "
@@ -84,3 +86,25 @@ def test_mujoco_presets_make_their_environment(run_script, name, obs_dim, act_di
     assert env.observation_space.flat_dim == obs_dim
     assert env.action_space.flat_dim == act_dim
     assert max_path_length == 1000
+
+
+def test_cleanrl_preset_builds_cleanrls_ddpg(run_script, tmp_path, monkeypatch):
+    """CleanRL's DDPG: 256-256, action at the Q input, policy and targets every 2nd update,
+    Gaussian 0.1, fan-in initialisation in every layer (PyTorch's nn.Linear default)."""
+    pytest.importorskip("mujoco", reason="MuJoCo presets need pip install -r "
+                                         "requirements-bench.txt")
+    monkeypatch.chdir(tmp_path)
+    args = parse(run_script, ["--preset", "cleanrl-hopper", "--memory-size", "1000",
+                              "--memory-start-size", "256", "--no-progress-bar"])
+    env, max_path_length = run_script.make_env(args)
+    algo = run_script.make_algorithm(args, env, max_path_length)
+    assert type(algo).__name__ == "DDPG" and algo.policy_delay == 2
+    assert algo.batch_size == 256 and algo.qfunc_lr == algo.policy_lr == 3e-4
+    assert algo.start_steps == 25000 and algo.strategy.sigma == 0.1
+    assert algo.qfunc.action_merge_layer == 0 and tuple(algo.qfunc.hidden_sizes) == (256, 256)
+    # every layer drawn from U(+-1/sqrt(fan_in)), the output layer included
+    for name, arr in list(algo.qfunc.arg_dict.items()) + list(algo.policy.arg_dict.items()):
+        if name.endswith("_weight"):
+            values = arr.asnumpy()
+            bound = 1.0 / values.shape[1] ** 0.5
+            assert abs(values).max() <= bound and abs(values).max() > 0.9 * bound, name

@@ -275,3 +275,15 @@ def test_epoch_callback_sees_each_epoch_after_its_snapshot(tmp_path):
     resumed = make_ddpg(PointEnv(), n_epochs=3, epoch_length=120)
     resumed.restore(str(tmp_path / "after_epoch_1"))
     assert resumed.epoch == 2 and resumed.total_env_steps == 240
+
+
+def test_num_es_episodes_counts_the_training_episodes_of_each_epoch(tmp_path):
+    """Episodes of 50 steps in epochs of 150: an episode is recorded when the next one starts,
+    so epoch 0 records the episodes that ended at steps 50 and 100, epoch 1 those that ended
+    at 150, 200 and 250."""
+    class NeverEnds(PointEnv):
+        def step(self, action):
+            return super(NeverEnds, self).step(action)._replace(done=False)
+
+    rows = train_and_read_csv(make_ddpg(NeverEnds(), max_path_length=50), tmp_path)
+    assert [int(row["NumEsEpisodes"]) for row in rows] == [2, 3]

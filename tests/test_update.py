@@ -15,14 +15,14 @@ from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_bat
 
 
 def make_algo(updater, qfunc_lr=1e-2, policy_lr=5e-3, q_hidden=(6, 5, 4), merge=2,
-              pi_hidden=(5, 4), tau=0.1):
+              pi_hidden=(5, 4), tau=0.1, policy_delay=1):
     env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
     algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=pi_hidden),
                 qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_hidden, action_merge_layer=merge),
                 strategy=OUStrategy(env.spec), ctx=mx.cpu(), batch_size=BATCH,
                 discount=0.9, qfunc_updater=updater, qfunc_lr=qfunc_lr,
                 policy_updater=updater, policy_lr=policy_lr, soft_target_tau=tau, seed=3,
-                progress_bar=False)
+                progress_bar=False, policy_delay=policy_delay)
     # Normal(0.01) weights and zero biases make every gradient tiny; use larger, distinct
     # values for the online and target networks so each of the six steps shows in the result.
     rng = np.random.RandomState(0)
@@ -34,14 +34,15 @@ def make_algo(updater, qfunc_lr=1e-2, policy_lr=5e-3, q_hidden=(6, 5, 4), merge=
     return algo
 
 
-def reference_for(algo, updater, q_hidden, merge, pi_hidden, qfunc_lr, policy_lr, tau):
+def reference_for(algo, updater, q_hidden, merge, pi_hidden, qfunc_lr, policy_lr, tau,
+                  policy_delay=1):
     return NumpyDDPG(
         q=NumpyQ(params_of(algo.qfunc.arg_dict), len(q_hidden), merge),
         q_target=NumpyQ(params_of(algo.qfunc_target.arg_dict), len(q_hidden), merge),
         pi=NumpyPolicy(params_of(algo.policy.arg_dict), len(pi_hidden)),
         pi_target=NumpyPolicy(params_of(algo.policy_target.arg_dict), len(pi_hidden)),
         q_opt=NumpyOptimizer(updater, qfunc_lr), pi_opt=NumpyOptimizer(updater, policy_lr),
-        discount=0.9, tau=tau, act_dim=ACT_DIM)
+        discount=0.9, tau=tau, act_dim=ACT_DIM, policy_delay=policy_delay)
 
 
 @pytest.mark.parametrize("updater", ["sgd", "adam"])
@@ -76,6 +77,44 @@ def test_do_update_matches_numpy(updater, q_hidden, merge, pi_hidden):
     # the update really moved the policy (a test of an update that does nothing would pass)
     moved = max(np.abs(params_of(algo.policy.arg_dict)[n] - initial[n]).max() for n in initial)
     assert moved > 1e-3
+
+
+@pytest.mark.parametrize("updater", ["sgd", "adam"])
+def test_delayed_policy_updates_match_numpy(updater):
+    """policy_delay=2 (CleanRL's DDPG): Q every update; policy and targets every second."""
+    q_hidden, merge, pi_hidden, lr, tau = (6, 5), 0, (7,), 2e-2, 0.1
+    algo = make_algo(updater, lr, lr, q_hidden, merge, pi_hidden, tau, policy_delay=2)
+    reference = reference_for(algo, updater, q_hidden, merge, pi_hidden, lr, lr, tau,
+                              policy_delay=2)
+    rng = np.random.RandomState(4)
+    policies = [params_of(algo.policy.arg_dict)]
+    for itr in range(5):
+        batch = make_batch(rng)
+        expected = reference.update(*[b.astype(np.float64) for b in batch])
+        algo.do_update(itr, batch)
+        assert ("policy_loss" in expected) == (itr % 2 == 1)
+        np.testing.assert_allclose(algo.qfunc.arg_dict["yval"].asnumpy(), expected["ys"],
+                                   rtol=1e-4, atol=1e-5)
+        assert_params_close(algo.qfunc.arg_dict, reference.q.p, "qfunc")
+        assert_params_close(algo.qfunc_target.arg_dict, reference.q_target.p, "qfunc_target")
+        assert_params_close(algo.policy.arg_dict, reference.pi.p, "policy")
+        assert_params_close(algo.policy_target.arg_dict, reference.pi_target.p,
+                            "policy_target")
+        policies.append(params_of(algo.policy.arg_dict))
+    # the policy moved on updates 2 and 4 only
+    for itr in range(5):
+        moved = max(np.abs(policies[itr + 1][n] - policies[itr][n]).max() for n in policies[0])
+        assert (moved > 1e-4) == (itr % 2 == 1), itr
+    # the policy loss is averaged over the two policy updates, the Q loss over all five
+    stats = algo.update_stats
+    assert stats.n_updates == 5 and stats.n_policy_updates == 2
+    assert "AveragePolicyLoss" in stats.averages()
+
+
+def test_policy_delay_must_be_a_positive_integer():
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="policy_delay"):
+            make_algo("sgd", policy_delay=bad)
 
 
 def test_policy_gradient_flows_through_q_to_policy():
