@@ -1,21 +1,30 @@
 #!/usr/bin/env python
-"""Environment steps per second of our DDPG and Stable-Baselines3's, on identical work.
+"""Environment steps per second of our DDPG, Stable-Baselines3's and a compiled JAX DDPG.
 
-Both train on gymnasium's Pendulum-v1 with the same network sizes, batch size, warm-up (steps
-collected before the first update), one update per environment step afterwards, the same
-number of timed steps and the same thread count, in one process. Prints steps/s for each, the
-ratio ours/SB3, a breakdown of our time per step, and for the large configurations the
-achieved GFLOP/s of our update against this machine's measured float32 matmul rate.
+All three train on gymnasium's Pendulum-v1 with the same network sizes, batch size, warm-up
+(steps collected before the first update), one update per environment step afterwards, the
+same number of timed steps and the same thread count, one after the other in one invocation.
+Prints steps/s for each, the ratios ours/SB3 and ours/JAX, a breakdown of our time per step,
+and for the large configurations the achieved GFLOP/s of our update against this machine's
+measured float32 matmul rate.
 
-    python benchmarks/throughput.py                 # the three configurations of issue 4
+    python benchmarks/throughput.py                 # the three configurations
     python benchmarks/throughput.py --configs 1 --steps 5000 --threads 1
-    python benchmarks/throughput.py --ctx gpu --skip-sb3
+    python benchmarks/throughput.py --ctx gpu --skip-sb3 --skip-jax
 
-Needs ``pip install -r requirements-bench.txt`` (torch, stable-baselines3) unless --skip-sb3.
+SB3 needs ``pip install -r requirements-bench.txt`` (torch, stable-baselines3) unless
+``--skip-sb3``. The JAX contender (``benchmarks/jax_ddpg.py``) runs as a subprocess in its own
+virtual environment, since JAX needs numpy 2 and MXNet numpy < 1.24::
+
+    python3 -m venv .venv-jax && .venv-jax/bin/pip install -r requirements-jax.txt
+
+``--jax-python`` names that environment's interpreter (default ``.venv-jax/bin/python`` in
+the repository); ``--skip-jax`` leaves the contender out.
 """
 import argparse
 import contextlib
 import io
+import json
 import os
 import subprocess
 import sys
@@ -51,6 +60,9 @@ CONFIGS = {
     "3": ("SB3 defaults: 400-300, batch 256", (400, 300), (400, 300), 1, 256),
 }
 ENV_ID = "Pendulum-v1"
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+JAX_SCRIPT = os.path.join(REPO, "benchmarks", "jax_ddpg.py")
+DEFAULT_JAX_PYTHON = os.path.join(REPO, ".venv-jax", "bin", "python")
 
 
 def make_ours(config, warmup, ctx, mkldnn="auto", seed=0):
@@ -209,6 +221,18 @@ def time_sb3(config, warmup, steps, threads, seed=0):
     return steps / (time.perf_counter() - start)
 
 
+def time_jax(jax_python, config, warmup, steps, threads):
+    """Steps/s of benchmarks/jax_ddpg.py on the same work, run by the JAX environment's
+    interpreter (its last output line is a JSON object)."""
+    result = subprocess.run(
+        [jax_python, JAX_SCRIPT, "--config", config, "--warmup", str(warmup), "--steps",
+         str(steps), "--threads", str(threads)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError("the JAX contender failed (%s %s):\n%s"
+                           % (jax_python, JAX_SCRIPT, result.stderr[-3000:]))
+    return json.loads(result.stdout.strip().splitlines()[-1])["steps_per_s"]
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", nargs="+", default=["1", "2", "3"], choices=list(CONFIGS))
@@ -224,6 +248,9 @@ def parse_args(argv=None):
                              "of at most 64 units")
     parser.add_argument("--ctx", default="cpu", help="cpu, gpu or gpu:N")
     parser.add_argument("--skip-sb3", action="store_true")
+    parser.add_argument("--jax-python", default=DEFAULT_JAX_PYTHON,
+                        help="the Python of the JAX virtual environment (requirements-jax.txt)")
+    parser.add_argument("--skip-jax", action="store_true")
     parser.add_argument("--no-breakdown", action="store_true")
     parser.add_argument("--worker", choices=["ceiling"] + list(CONFIGS), default=None,
                         help=argparse.SUPPRESS)
@@ -250,6 +277,9 @@ def run_worker(args):
     if not args.skip_sb3:
         sb3 = time_sb3(config, args.warmup, args.steps, args.threads)
         line += ", SB3 %.1f steps/s, ratio ours/SB3 %.2fx" % (sb3, ours / sb3)
+    if not args.skip_jax:
+        jax = time_jax(args.jax_python, config, args.warmup, args.steps, args.threads)
+        line += ", JAX %.1f steps/s, ratio ours/JAX %.2fx" % (jax, ours / jax)
     print(line)
     sys.stdout.flush()
     parts = None
@@ -273,6 +303,11 @@ def main():
     if args.worker:
         run_worker(args)
         return
+    if not args.skip_jax and not os.path.exists(args.jax_python):
+        sys.exit("throughput.py: error: no JAX environment at %s: create it with `python3 -m "
+                 "venv .venv-jax && .venv-jax/bin/pip install -r requirements-jax.txt`, name "
+                 "another with --jax-python, or leave the contender out with --skip-jax"
+                 % args.jax_python)
     print("machine: %d CPU cores visible, ctx %s, MXNet engine %s, threads %d, mxnet %s"
           % (os.cpu_count(), args.ctx, os.environ.get("MXNET_ENGINE_TYPE", "ddpg default"),
              args.threads, mx.__version__))

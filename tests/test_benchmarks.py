@@ -200,7 +200,8 @@ def test_throughput_benchmark_runs_and_reports(tmp_path):
     """benchmarks/throughput.py end to end on a few steps (ours only: CI has no torch)."""
     result = subprocess.run(
         [sys.executable, os.path.join(REPO, "benchmarks", "throughput.py"), "--configs", "1",
-         "2", "--steps", "60", "--warmup", "300", "--threads", "1", "--skip-sb3"],
+         "2", "--steps", "60", "--warmup", "300", "--threads", "1", "--skip-sb3",
+         "--skip-jax"],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
@@ -212,6 +213,57 @@ def test_throughput_benchmark_runs_and_reports(tmp_path):
                  "replay sampling", "target update", "host-to-device copies"):
         assert part in out
     assert "GFLOP per update" in out
+
+
+def load_benchmark(name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(REPO, "benchmarks", name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_jax_contender_does_the_configurations_work():
+    """benchmarks/jax_ddpg.py (which cannot import ddpg: another numpy) keeps its own copy
+    of the configuration table; it must be throughput.py's."""
+    throughput, jax_ddpg = load_benchmark("throughput"), load_benchmark("jax_ddpg")
+    assert {name: config[1:] for name, config in throughput.CONFIGS.items()} == \
+        jax_ddpg.CONFIGS
+
+
+def test_throughput_runs_the_jax_contender_and_reports_the_ratio(tmp_path):
+    """The contender is a subprocess of another interpreter whose last line is JSON; here a
+    stand-in interpreter that checks the arguments it gets and reports 100 steps/s. (The
+    real contender runs in CI from its own virtual environment: .ci/run.)"""
+    stand_in = tmp_path / "python"
+    stand_in.write_text(
+        "#!%s\nimport json, sys\n"
+        "script, args = sys.argv[1], sys.argv[2:]\n"
+        "assert script.endswith('jax_ddpg.py'), script\n"
+        "assert args == ['--config', '1', '--warmup', '300', '--steps', '60', '--threads', "
+        "'1'], args\n"
+        "print('compiling...')\nprint(json.dumps({'steps_per_s': 100.0}))\n" % sys.executable)
+    stand_in.chmod(0o755)
+    result = subprocess.run(
+        [sys.executable, os.path.join(REPO, "benchmarks", "throughput.py"), "--configs", "1",
+         "--steps", "60", "--warmup", "300", "--threads", "1", "--skip-sb3", "--no-breakdown",
+         "--jax-python", str(stand_in)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = [l for l in result.stdout.splitlines() if l.startswith("config 1")][0]
+    ours = float(line.split("ours ")[1].split(" steps/s")[0])
+    assert "JAX 100.0 steps/s" in line
+    assert "ratio ours/JAX %.2fx" % (ours / 100.0) in line
+
+
+def test_throughput_without_the_jax_environment_says_how_to_make_it(tmp_path):
+    result = subprocess.run(
+        [sys.executable, os.path.join(REPO, "benchmarks", "throughput.py"), "--configs", "1",
+         "--skip-sb3", "--jax-python", str(tmp_path / "missing")], capture_output=True,
+        text=True, timeout=120)
+    assert result.returncode != 0
+    assert "requirements-jax.txt" in result.stderr and "--skip-jax" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_sb3_pendulum_summary_reads_every_seed(tmp_path):
