@@ -7,7 +7,7 @@ number of timed steps and the same thread count, in one process. Prints steps/s 
 ratio ours/SB3, a breakdown of our time per step, and for the large configurations the
 achieved GFLOP/s of our update against this machine's measured float32 matmul rate.
 
-    python benchmarks/throughput.py                 # the three configurations of issue 4
+    python benchmarks/throughput.py                 # the three configurations (see CONFIGS)
     python benchmarks/throughput.py --configs 1 --steps 5000 --threads 1
     python benchmarks/throughput.py --ctx gpu --skip-sb3
 

@@ -171,7 +171,7 @@ def default_file_mode():
 
     ``tempfile.mkstemp`` creates files as 0o600; files renamed into place from
     a temporary must get the usual permissions, or other users (a plotting
-    job, a shared results folder) could no longer read ``progress.csv``.
+    job, a shared results folder) could not read ``progress.csv``.
     """
     return 0o666 & ~_process_umask()
 
