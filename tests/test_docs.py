@@ -252,3 +252,31 @@ def test_api_reference_names_every_public_name():
                         "ddpg.strategies", "ddpg.utils", "ddpg.logger", "ddpg.envs"):
         assert module_name in headings
     assert "ddpg.ddpg.DDPG" in headings and "ddpg.replay_mem.ReplayMem" in headings
+
+
+def strings_of(value):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from strings_of(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_of(item)
+    elif isinstance(value, str):
+        yield value
+
+
+def test_committed_results_hold_no_machine_paths():
+    """docs/results/*.json name folders relative to the run root, never absolute paths."""
+    import json
+    folder = os.path.join(DOCS, "results")
+    files = sorted(name for name in os.listdir(folder) if name.endswith(".json"))
+    assert files
+    absolute = []
+    for name in files:
+        with open(os.path.join(folder, name)) as result_file:
+            data = json.load(result_file)
+        absolute += ["%s: %s" % (name, text) for text in strings_of(data)
+                     if os.path.isabs(text) or re.match(r"[A-Za-z]:\\", text)
+                     or text.startswith("~")]
+    assert absolute == []
