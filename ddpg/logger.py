@@ -584,7 +584,7 @@ class Logger(object):
     def set_snapshot_mode(self, mode):
         """One of ``'all'``, ``'last'``, ``'gap'``, ``'none'``.
 
-        Anything else raises ``ValueError`` now; rllab only failed (with
+        Anything else raises ``ValueError`` at once; rllab only failed (with
         ``NotImplementedError``) at the first save, possibly hours later.
         """
         if mode not in SNAPSHOT_MODES:
