@@ -51,6 +51,7 @@ preset with a "solved" threshold (the cart-pole: 950) the first epoch at which e
 AverageReturn reaches it.
 """
 import argparse
+import copy
 import datetime
 import json
 import math
@@ -481,8 +482,22 @@ def summarize_task(task_dir, task):
             summary["solved_return"] = solved_return
             summary["solved_epoch"] = {str(s): r["solved_epoch"] for s, r in finished.items()}
     if os.path.isdir(task_dir):
-        write_json(os.path.join(task_dir, SUMMARY), summary)
+        write_json(os.path.join(task_dir, SUMMARY),
+                   relative_folders(summary, os.path.dirname(task_dir)))
     return summary
+
+
+def relative_folders(summary, root):
+    """A copy of ``summary`` whose folders are relative to ``root``, the run root (``--out``).
+
+    summary.json files are committed and compared across machines; absolute paths would tie
+    them to the machine that ran them. The printed summary keeps the absolute folders.
+    """
+    portable = copy.deepcopy(summary)
+    portable["task_dir"] = os.path.relpath(summary["task_dir"], root)
+    for result in portable["per_seed"].values():
+        result["folder"] = os.path.relpath(result["folder"], root)
+    return portable
 
 
 def format_summary(summary):

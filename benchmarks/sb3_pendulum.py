@@ -2,7 +2,7 @@
 """Stable-Baselines3's DDPG with the rl-baselines3-zoo Pendulum-v1 settings, measured our way.
 
 The zoo publishes one training run of its DDPG on Pendulum-v1 (-152 +- 94: the final policy on
-750 episodes). This script trains that configuration for several seeds on this machine and
+750 episodes). This script trains that configuration for several seeds on the machine it runs on and
 evaluates each final policy exactly as ``benchmarks/learning.py`` evaluates ours (750
 deterministic episodes, the evaluation environment seeded once with the run's seed + 1000 and
 then reset unseeded, which gives the same start states as ``examples/evaluate.py``), so the

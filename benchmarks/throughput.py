@@ -8,7 +8,7 @@ Prints steps/s for each, the ratios ours/SB3 and ours/JAX, a breakdown of our ti
 and for the large configurations the achieved GFLOP/s of our update against this machine's
 measured float32 matmul rate.
 
-    python benchmarks/throughput.py                 # the three configurations
+    python benchmarks/throughput.py                 # the three configurations (see CONFIGS)
     python benchmarks/throughput.py --configs 1 --steps 5000 --threads 1
     python benchmarks/throughput.py --ctx gpu --skip-sb3 --skip-jax
 

@@ -20,7 +20,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
         "(`pip install .[gpu]`). MXNet 1.9 needs numpy<1.24. (%s)" % (error,))
 
 # On the CPU, MXNet's synchronous NaiveEngine runs DDPG's many small operations faster than
-# the threaded engine (see the README's Performance section). MXNet starts its engine at the
+# the threaded engine (see docs/performance.md). MXNet starts its engine at the
 # first operation, so this still applies after `import mxnet`; an engine the user chose with
 # MXNET_ENGINE_TYPE is kept, and so is MXNet's default when a GPU is visible.
 if "MXNET_ENGINE_TYPE" not in os.environ and mxnet.context.num_gpus() == 0:

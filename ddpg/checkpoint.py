@@ -14,7 +14,7 @@ A checkpoint is a folder::
     state.pkl              counters, the current episode, numpy's global generator, the
                            exploration strategy's state, both environments' states
 
-What makes a restored run bit-identical on the CPU (see the README for the whole table):
+What makes a restored run bit-identical on the CPU (docs/checkpoints.md has the whole table):
 everything a training step reads is saved exactly (float32 parameters, optimiser state and
 step counts, float32 replay memory, numpy's generator, the OU state, the environments' state
 as far as :mod:`ddpg.env_state` can capture it). MXNet's own generator has no API to read its

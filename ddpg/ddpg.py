@@ -34,7 +34,7 @@ class DDPG(object):
 
     The arguments up to ``seed`` are the original's, with its defaults, except ``ctx``: ``None``
     picks ``mx.gpu(0)`` when MXNet sees a GPU and ``mx.cpu()`` otherwise. The keyword arguments
-    after ``seed`` are additions (see the README's "Differences from the MXNet example"):
+    after ``seed`` are additions (see docs/differences.md):
 
     eval_env: environment for evaluation rollouts; by default a clone of ``env``, so that
         evaluating never disturbs the training episode.
@@ -60,7 +60,7 @@ class DDPG(object):
         ``n_skipped_nonfinite`` and logged, instead of stopping training with a
         :class:`ddpg.errors.NonFiniteError`.
 
-    Algorithm options (README, "Algorithm options"; each default is the original's):
+    Algorithm options (docs/options.md; each default is the original's):
 
     scale_reward: rewards are multiplied by this before they are stored (rllab's DDPG);
         exploration returns stay unscaled.
@@ -512,7 +512,7 @@ class DDPG(object):
         # else: the original drops a transition cut at max_path_length
 
     def do_update(self, itr, batch):
-        """One DDPG update, in the original's order (see SPEC section 1).
+        """One DDPG update, in the original's order (docs/design.md, "One update").
 
         Everything stays on the device: the batch goes in with two copies (``_load_batch``),
         and the statistics are summed there (:class:`ddpg.statistics.UpdateStatistics`).

@@ -57,7 +57,7 @@ def split_run_flags(argv):
 
 
 def updates_per_sample(text):
-    """A whole number stays an int (as before); a fraction 1/k means an update every k steps."""
+    """A whole number stays an int (as the original's); a fraction 1/k means an update every k steps."""
     value = float(text)
     return int(value) if value == int(value) else value
 

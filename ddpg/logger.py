@@ -171,7 +171,7 @@ def default_file_mode():
 
     ``tempfile.mkstemp`` creates files as 0o600; files renamed into place from
     a temporary must get the usual permissions, or other users (a plotting
-    job, a shared results folder) could no longer read ``progress.csv``.
+    job, a shared results folder) could not read ``progress.csv``.
     """
     return 0o666 & ~_process_umask()
 
@@ -584,7 +584,7 @@ class Logger(object):
     def set_snapshot_mode(self, mode):
         """One of ``'all'``, ``'last'``, ``'gap'``, ``'none'``.
 
-        Anything else raises ``ValueError`` now; rllab only failed (with
+        Anything else raises ``ValueError`` at once; rllab only failed (with
         ``NotImplementedError``) at the first save, possibly hours later.
         """
         if mode not in SNAPSHOT_MODES:

@@ -6,7 +6,7 @@ defaults (the MXNet example's ``run.py``), the preset, flags given on the comman
 ``--preset pendulum --batch-size 64`` is the pendulum preset with batch 64.
 
 Presets exist so that a learning benchmark names *one* reviewed set of settings per task
-instead of a long command line copied between scripts, and so that the README, the benchmark
+instead of a long command line copied between scripts, and so that the docs, the benchmark
 script and the runs' ``params.json`` agree on what was run.
 
 ``original``
@@ -27,7 +27,7 @@ script and the runs' ``params.json`` agree on what was run.
     measured its figure. Initialisation: fan-in uniform hidden layers (PyTorch's default
     scale, which SB3 gets) and the DDPG paper's U(+-3e-3) output layer instead of the
     original's Normal(0.01): over 5 seeds the final policy's 750-episode return went from
-    -157.3 to -146.1 (README, "Results"), mostly by removing one slow seed.
+    -157.3 to -146.1 (docs/results.md), mostly by removing one slow seed.
 
 ``cartpole``
     The ``original`` settings plus DDPG's ``scale_reward`` 0.01, the value rllab's own DDPG
@@ -131,7 +131,7 @@ _MUJOCO = {
     "n_epochs": 200,
     "eval_samples": 10000,
     # TD3's 25,000 uniformly random warm-up steps and the DDPG paper's initialisation: with
-    # them Hopper-v5 reached 1717 at 100k steps instead of 263 (README, "Our results")
+    # them Hopper-v5 reached 1717 at 100k steps instead of 263 (docs/results.md)
     "start_steps": 25000,
     "memory_start_size": 25000,
     "hidden_init": "fanin",
@@ -194,7 +194,7 @@ def add_preset_argument(parser):
     """Add ``--preset NAME`` to ``parser`` (its value is applied by parse_args_with_preset)."""
     parser.add_argument(
         "--preset", choices=preset_names(), default=None,
-        help="named hyperparameter settings (see ddpg/presets.py and the README); flags "
+        help="named hyperparameter settings (see ddpg/presets.py and docs/options.md); flags "
              "given on the command line override them")
     return parser
 

@@ -14,7 +14,7 @@ hyperparameters and seed; names are run_ddpg.py's options (``qfunc_lr`` or ``qfu
 Without ``--address`` a local Ray is started in this process. At the end the results table
 (each configuration's final metric, mean +- std over seeds, best first) is printed and written
 to ``STORAGE/NAME/results.csv`` and ``results.json``, and the curves to ``curves.png``. See
-:mod:`ddpg.tune` and the README's "Sweeps on Ray".
+:mod:`ddpg.tune` and docs/sweeps.md.
 """
 import argparse
 import datetime

@@ -56,6 +56,12 @@ def test_benchmark_writes_runs_and_summary(bench_out):
     np.testing.assert_allclose(summary["max_of_mean_curve"]["value"],
                                returns.mean(axis=0).max())
     assert summary["env_steps"] == {"min": 400, "max": 400}
+    # folders relative to the run root (--out), so that the file means the same anywhere
+    assert summary["task_dir"] == "pendulum"
+    assert [summary["per_seed"][s]["folder"] for s in ("1", "2")] == [
+        os.path.join("pendulum", "seed_1"), os.path.join("pendulum", "seed_2")]
+    with open(os.path.join(out, "pendulum", "summary.json")) as f:
+        assert str(out) not in f.read()
     walls = summary["wall_time_s"]["per_seed"]
     assert all(walls[s] > 0 for s in ("1", "2"))
     np.testing.assert_allclose(summary["wall_time_s"]["total"], walls["1"] + walls["2"])

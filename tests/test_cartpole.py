@@ -1,4 +1,4 @@
-"""The numpy cart-pole against independent reasoning from the equations of SPEC section 3.
+"""The numpy cart-pole against independent reasoning from rllab's cart-pole equations of motion.
 
 The reference computations here deliberately do not call the environment's own helpers: they solve
 the 2x2 linear system of the equations of motion with ``np.linalg.solve``, so a transcription error
@@ -17,7 +17,7 @@ H = 0.05
 
 
 def reference_accelerations(state, force, flip=(1, 1, 1)):
-    """Solve the SPEC equations; ``flip`` negates a term, to build deliberately wrong models."""
+    """Solve the equations of motion; ``flip`` negates a term, to build deliberately wrong models."""
     _, _, th, th_d = state
     coupling = -m * L * np.cos(th) * flip[0]
     lhs = np.array([[M + m, coupling], [coupling, J]])

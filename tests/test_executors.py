@@ -1,7 +1,7 @@
 """The executor design of DDPG: which arrays are shared, which are copies, names, shapes, init.
 
 ``policy_executor`` must run on the Q-function's own argument arrays and write into the
-Q-function's own gradient arrays (SPEC section 1); the target networks must be copies; the
+Q-function's own gradient arrays (docs/design.md); the target networks must be copies; the
 policy's batch-1 executor must see the same weights as its batch executor.
 """
 import mxnet as mx
