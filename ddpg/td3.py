@@ -201,6 +201,7 @@ class TD3Statistics(UpdateStatistics):
         if policy_loss is not None:
             self.policy_loss_sum += policy_loss.reshape((1,))
             self.n_policy_updates += 1
+        self.keep_latest(q_stats, policy_loss)
 
     def averages(self):
         averages = super(TD3Statistics, self).averages()
