@@ -212,3 +212,23 @@ def test_export_refuses_what_is_not_a_checkpoint(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         export.main([str(tmp_path / "nothing"), "-o", str(tmp_path / "x")])
     assert exit_info.value.code == 1 and "no checkpoint folder" in capsys.readouterr().err
+
+
+def test_the_manuals_onnxruntime_example_runs(trained, tmp_path):
+    """docs/tensorboard-and-export.md's example, as written, on an exported Pendulum policy,
+    in a process that cannot import ddpg."""
+    folder = checkpoint_run(trained, "pendulum")
+    with open(os.path.join(REPO, "docs", "tensorboard-and-export.md")) as manual:
+        text = manual.read()
+    block = text.split("<!-- onnxruntime example -->\n```python\n", 1)[1].split("```", 1)[0]
+    assert len(block.strip().splitlines()) <= 13
+    os.makedirs(str(tmp_path / "exported"))
+    os.symlink(os.path.join(folder, "policy.onnx"), str(tmp_path / "exported" / "pendulum.onnx"))
+    result = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True,
+                            cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=""),
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    label, value = result.stdout.split()
+    assert label == "return" and np.isfinite(float(value))
+    # 200 steps of Pendulum cost at most 16.27 each
+    assert -16.3 * 200 <= float(value) <= 0
