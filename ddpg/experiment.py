@@ -262,14 +262,14 @@ def setup_logging(log_dir, args, params_file="params.json"):
 
 
 def tensorboard_problem(args):
-    """Why ``--tensorboard`` cannot work with ``args`` (a one-line message naming the fix),
-    or None. Checked before anything is built, so that a run does not fail after setup."""
+    """Why ``--tensorboard`` (or ``--tensorboard-every``) cannot work with ``args`` (a
+    one-line message naming the fix), or None. Checked before anything is built, so that a run does not fail after setup."""
+    if args.tensorboard_every < 1:
+        return "--tensorboard-every must be a positive number of updates"
     if not getattr(args, "tensorboard", False):
         return None
     if not args.log_dir:
         return "--tensorboard writes its event files into the run's folder: give --log-dir"
-    if args.tensorboard_every < 1:
-        return "--tensorboard-every must be a positive number of updates"
     try:
         import tensorboardX  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
     except ImportError:

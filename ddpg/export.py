@@ -44,7 +44,7 @@ from ddpg.envs.normalized_env import OBS_NORMALIZATION_EPS
 from ddpg.errors import CheckpointError
 from ddpg.utils import DEFAULT_POLICY_HIDDEN_SIZES, define_policy
 
-__all__ = ["export_policy", "ExportedPolicy", "policy_options", "checkpoint_run_args",
+__all__ = ["export_policy", "build_exported_policy", "ExportedPolicy", "policy_options", "checkpoint_run_args",
            "apply_normalization", "main", "ONNX_INSTALL", "INPUT_NAME"]
 
 #: How to get the ONNX exporter's dependency, named in the error raised without it.

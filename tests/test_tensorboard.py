@@ -86,6 +86,12 @@ def test_run_ddpg_tensorboard_needs_a_log_dir(capsys):
     assert "give --log-dir" in capsys.readouterr().err
 
 
+def test_run_ddpg_refuses_a_tensorboard_interval_below_one(capsys):
+    with pytest.raises(SystemExit):
+        run_ddpg.main(["--tensorboard-every", "0", "--n-epochs", "1"])
+    assert "--tensorboard-every must be a positive" in capsys.readouterr().err
+
+
 def test_the_core_imports_and_trains_without_the_optional_packages(tmp_path):
     """tensorboardX, tensorboard, onnx and onnxruntime made unimportable: ddpg, ddpg.export
     and a short run_ddpg.py run still work."""
