@@ -263,7 +263,8 @@ def setup_logging(log_dir, args, params_file="params.json"):
 
 def tensorboard_problem(args):
     """Why ``--tensorboard`` (or ``--tensorboard-every``) cannot work with ``args`` (a
-    one-line message naming the fix), or None. Checked before anything is built, so that a run does not fail after setup."""
+    one-line message naming the fix), or None. Checked before anything is built, so that a
+    run does not fail after setup."""
     if args.tensorboard_every < 1:
         return "--tensorboard-every must be a positive number of updates"
     if not getattr(args, "tensorboard", False):

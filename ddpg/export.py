@@ -44,8 +44,8 @@ from ddpg.envs.normalized_env import OBS_NORMALIZATION_EPS
 from ddpg.errors import CheckpointError
 from ddpg.utils import DEFAULT_POLICY_HIDDEN_SIZES, define_policy
 
-__all__ = ["export_policy", "build_exported_policy", "ExportedPolicy", "policy_options", "checkpoint_run_args",
-           "apply_normalization", "main", "ONNX_INSTALL", "INPUT_NAME"]
+__all__ = ["export_policy", "build_exported_policy", "ExportedPolicy", "policy_options",
+           "checkpoint_run_args", "apply_normalization", "main", "ONNX_INSTALL", "INPUT_NAME"]
 
 #: How to get the ONNX exporter's dependency, named in the error raised without it.
 ONNX_INSTALL = 'pip install onnx==1.14.1 (or pip install -e ".[onnx]")'
@@ -213,7 +213,8 @@ def _register_layer_norm_converter():
     if _LAYER_NORM_REGISTERED:
         return
     from onnx.helper import make_node  # pylint: disable=import-outside-toplevel
-    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph  # pylint: disable=import-outside-toplevel
+    # MXNet's converter registry (the decorator its own converters use)
+    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
 
     @MXNetGraph.register("LayerNorm", 17)
     def convert_layer_norm(node, **kwargs):  # pylint: disable=unused-variable
@@ -236,7 +237,6 @@ def _write_mxnet(exported, prefix):
 
 
 def _write_onnx(exported, prefix, onnx):
-    import mxnet.onnx  # noqa: F811  pylint: disable=import-outside-toplevel,redefined-outer-name
     path = prefix + ".onnx"
     mx.onnx.export_model(exported.symbol, exported.nd_params(),
                          in_shapes=[(1, exported.obs_dim)], in_types=[np.float32],
