@@ -3,6 +3,7 @@
     pip install -e ".[cpu]"    # mxnet==1.9.1 (CPU)
     pip install -e ".[gpu]"    # mxnet-cu112==1.9.1 (CUDA 11.2)
     pip install -e ".[cpu,ray]"    # and Ray Tune for sweeps (Python 3.10+)
+    pip install -e ".[cpu,tensorboard,onnx]"    # TensorBoard logging; policy export to ONNX
 """
 import os
 
@@ -38,6 +39,11 @@ setup(
         "test": ["pytest>=7", "hypothesis>=6.50"],
         # sweeps on Ray Tune (ddpg.tune, examples/sweep.py); Ray 2.60 needs Python 3.10+,
         # and pyarrow 26 refuses the numpy 1.x that MXNet 1.9 needs
+        # run_ddpg.py --tensorboard (ddpg.logger.add_tensorboard_output)
+        "tensorboard": ["tensorboardX==2.6.5"],
+        # ddpg.export's ONNX file: MXNet 1.9's exporter imports onnx.mapping, which onnx
+        # releases after 1.14 removed; onnxruntime runs the file (examples/evaluate.py --onnx)
+        "onnx": ["onnx==1.14.1", 'onnxruntime==1.32.0; python_version >= "3.11"'],
         "ray": ['ray[tune]==2.60.0; python_version >= "3.10"',
                 'pyarrow==25.0.1; python_version >= "3.10"',
                 'matplotlib>=3.7; python_version >= "3.10"'],

@@ -55,6 +55,12 @@ class DDPG(object):
     start_steps: the first ``start_steps`` environment steps of the run take actions drawn
         uniformly from the action space instead of the policy plus exploration noise (the
         warm-up of TD3, Stable-Baselines3 and CleanRL; 0, the original's behaviour, never).
+    loss_log_interval: with a TensorBoard output on the logger (``logger.has_scalar_outputs``)
+        the Q loss and policy loss of every ``loss_log_interval``-th update are written there
+        as ``train/QLoss`` and ``train/PolicyLoss``, at the run's environment-step count, and
+        every training episode's return and length as ``train/EpisodeReturn`` and
+        ``train/EpisodeLength`` when it ends. Reading a loss waits for the device, hence the
+        interval; without such an output nothing is read.
     skip_nonfinite: a transition whose observation or reward is NaN or infinite is skipped
         (not stored; the episode ends if the observation is not finite), counted in
         ``n_skipped_nonfinite`` and logged, instead of stopping training with a
@@ -90,7 +96,8 @@ class DDPG(object):
                  progress_bar=True, flush_denormals=True, skip_nonfinite=False,
                  mkldnn="auto", start_steps=0, scale_reward=1.0, qfunc_weight_decay=0.0,
                  policy_weight_decay=0.0, qfunc_grad_clip=None, policy_grad_clip=None,
-                 train_freq=1, gradient_steps=None, omp_threads="auto", policy_delay=1):
+                 train_freq=1, gradient_steps=None, omp_threads="auto",
+                 loss_log_interval=100, policy_delay=1):
         _check_env(env)
         self.ctx = resolve_ctx(ctx)
         # before MXNet's first operator, which fixes the choice for the process
@@ -133,6 +140,7 @@ class DDPG(object):
         self.policy_grad_clip = policy_grad_clip
         self.train_freq = train_freq
         self.gradient_steps = gradient_steps
+        self.loss_log_interval = loss_log_interval
         self.policy_delay = policy_delay
         self._check_hyperparameters()
         self._train_freq, self._gradient_steps = options.update_schedule(
@@ -169,7 +177,7 @@ class DDPG(object):
     def _check_hyperparameters(self):
         # n_updates_per_sample, train_freq and gradient_steps: options.update_schedule
         positive_ints = ("batch_size", "n_epochs", "epoch_length", "memory_size",
-                         "max_path_length")
+                         "max_path_length", "loss_log_interval")
         for name in positive_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or int(value) != value or value <= 0:
@@ -433,6 +441,8 @@ class DDPG(object):
         act_dim = self.env.action_space.flat_dim
         epoch_start = time.time()
         self._skipped_before_epoch = self.n_skipped_nonfinite
+        # values "as they happen" (episode returns, update losses) for TensorBoard
+        log_scalars = logger.has_scalar_outputs()
         logger.log("Training started")
         steps = range(self.epoch_length)
         if self.progress_bar:
@@ -471,6 +481,11 @@ class DDPG(object):
                 end = True
             self.end = end
             self.obs = nxt
+            if end and log_scalars:
+                logger.record_scalar("train/EpisodeReturn", self.path_return,
+                                     self.total_env_steps)
+                logger.record_scalar("train/EpisodeLength", self.path_length,
+                                     self.total_env_steps)
 
             if (memory.size >= self.memory_start_size
                     and self.total_env_steps % self._train_freq == 0):
@@ -478,6 +493,9 @@ class DDPG(object):
                     batch = memory.get_batch(self.batch_size)
                     self.do_update(self.itr, batch)
                     self.itr += 1
+                    if log_scalars and self.itr % self.loss_log_interval == 0:
+                        for name, value in self.update_stats.latest().items():
+                            logger.record_scalar("train/" + name, value, self.total_env_steps)
         logger.log("Training finished")
         faults.check_divergence(epoch, self.update_stats.averages(),
                                 checkpoint.all_network_params(self))

@@ -25,6 +25,7 @@ from ddpg.td3 import TD3
 __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS",
            "RaisingArgumentParser", "build_parser", "explicit_flags", "resumed_args",
            "make_env", "make_strategy", "make_algorithm", "setup_logging", "close_logging",
+           "tensorboard_problem", "setup_tensorboard",
            "option_names", "check_option_names", "config_to_argv", "args_from_config",
            "split_run_flags"]
 
@@ -172,6 +173,11 @@ def build_parser(parser_class=argparse.ArgumentParser):
     run.add_argument("--log-dir", default=None,
                      help="folder for progress.csv, debug.log and params.json")
     run.add_argument("--no-progress-bar", action="store_true")
+    run.add_argument("--tensorboard", action="store_true",
+                     help="also write TensorBoard event files into --log-dir (needs "
+                          "tensorboardX: pip install -e '.[tensorboard]')")
+    run.add_argument("--tensorboard-every", type=int, default=100, metavar="N",
+                     help="with --tensorboard: log the Q and policy loss of every N-th update")
     run.add_argument("--snapshot-mode", choices=["last", "all", "gap", "none"], default="last",
                      help="checkpoints in --log-dir after each epoch: 'last' keeps one "
                           "(params/), 'all' one per epoch (itr_N/), 'gap' every "
@@ -187,7 +193,7 @@ def build_parser(parser_class=argparse.ArgumentParser):
 
 #: Flags that may accompany --resume: they say how to continue a run, not what it trains.
 RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "snapshot_mode", "snapshot_gap", "ctx",
-                "no_progress_bar")
+                "no_progress_bar", "tensorboard", "tensorboard_every")
 
 
 def explicit_flags(argv, parser_class=argparse.ArgumentParser):
@@ -258,10 +264,48 @@ def setup_logging(log_dir, args, params_file="params.json"):
         json.dump(vars(args), params, indent=2, sort_keys=True)
 
 
+def tensorboard_problem(args):
+    """Why ``--tensorboard`` (or ``--tensorboard-every``) cannot work with ``args`` (a
+    one-line message naming the fix), or None. Checked before anything is built, so that a
+    run does not fail after setup."""
+    if args.tensorboard_every < 1:
+        return "--tensorboard-every must be a positive number of updates"
+    if not getattr(args, "tensorboard", False):
+        return None
+    if not args.log_dir:
+        return "--tensorboard writes its event files into the run's folder: give --log-dir"
+    try:
+        import tensorboardX  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
+    except ImportError:
+        return "--tensorboard needs tensorboardX, which is not installed: %s" % (
+            logger.TENSORBOARD_INSTALL,)
+    return None
+
+
+def setup_tensorboard(args, algo, params_file="params.json"):
+    """With ``--tensorboard``: event files in ``args.log_dir`` for ``algo``'s run, the run's
+    arguments (``params_file``, written by :func:`setup_logging`) as the text
+    ``hyperparameters``. Call it after any restore: a resumed run's events start after the
+    checkpoint's environment steps, and TensorBoard drops what an earlier process logged
+    from there on (``purge_step``), so the curves continue without a duplicate step; a fresh
+    run's curves start over (events of an earlier run in the folder are dropped)."""
+    if not getattr(args, "tensorboard", False) or not args.log_dir:
+        return
+    first_step = algo.total_env_steps + 1 if algo.total_env_steps else 0
+    logger.add_tensorboard_output(args.log_dir, step_key="TotalEnvSteps",
+                                  purge_step=first_step)
+    with open(os.path.join(args.log_dir, params_file)) as params:
+        text = params.read()
+    # a Markdown code block, so TensorBoard's text tab keeps the JSON's layout
+    logger.record_text("hyperparameters", "```\n%s\n```" % text.strip(), first_step)
+
+
 def close_logging(log_dir):
-    """Undo :func:`setup_logging` (the files are closed; snapshots are switched off)."""
+    """Undo :func:`setup_logging` and :func:`setup_tensorboard` (the files are closed;
+    snapshots are switched off)."""
     if not log_dir:
         return
+    logger.remove_tensorboard_output(log_dir)
     logger.set_snapshot_dir(None)
     logger.remove_tabular_output(os.path.join(log_dir, "progress.csv"))
     logger.remove_text_output(os.path.join(log_dir, "debug.log"))
@@ -304,7 +348,7 @@ def make_algorithm(args, env, max_path_length):
         scale_reward=args.ddpg_scale_reward, qfunc_weight_decay=args.qfunc_weight_decay,
         policy_weight_decay=args.policy_weight_decay, qfunc_grad_clip=args.qfunc_grad_clip,
         policy_grad_clip=args.policy_grad_clip, train_freq=args.train_freq,
-        gradient_steps=args.gradient_steps)
+        gradient_steps=args.gradient_steps, loss_log_interval=args.tensorboard_every)
     # what --resume needs to rebuild this run, saved in every checkpoint's manifest
     algo.checkpoint_metadata = {"run_args": {key: value for key, value in vars(args).items()
                                              if key != "resume"}}

@@ -27,7 +27,9 @@ Differences from rllab, all deliberate:
   half-written ``params.pkl`` behind.  It also accepts a callable, so an
   algorithm can write a checkpoint *folder* with the same naming scheme.
 * **No third-party dependencies** beyond numpy (no ``dateutil``, ``tabulate``
-  or ``joblib``); snapshots are plain pickles.
+  or ``joblib``); snapshots are plain pickles.  TensorBoard output
+  (:meth:`Logger.add_tensorboard_output`) is an addition rllab did not have; it
+  needs tensorboardX, imported only when such an output is added.
 """
 
 import contextlib
@@ -62,6 +64,12 @@ __all__ = [
     "remove_text_output",
     "add_tabular_output",
     "remove_tabular_output",
+    "add_tensorboard_output",
+    "remove_tensorboard_output",
+    "has_scalar_outputs",
+    "record_scalar",
+    "record_text",
+    "TENSORBOARD_INSTALL",
     "set_snapshot_dir",
     "get_snapshot_dir",
     "set_snapshot_mode",
@@ -345,6 +353,70 @@ class _CsvOutput(object):
 
 
 # ---------------------------------------------------------------------------
+# TensorBoard output
+# ---------------------------------------------------------------------------
+
+#: How to get tensorboardX, named in the error raised when it is missing.
+TENSORBOARD_INSTALL = 'pip install tensorboardX==2.6.5 (or pip install -e ".[tensorboard]")'
+
+
+def _import_tensorboardx():
+    """tensorboardX's ``SummaryWriter``, or an ImportError saying how to install it."""
+    try:
+        from tensorboardX import SummaryWriter
+    except ImportError as error:
+        raise ImportError("TensorBoard logging needs tensorboardX, which is not installed "
+                          "(%s): %s" % (error, TENSORBOARD_INSTALL)) from None
+    return SummaryWriter
+
+
+class _TensorBoardOutput(object):
+    """One folder of TensorBoard event files.
+
+    A tabular row becomes one scalar per numeric key at the step the row's
+    ``step_key`` holds (DDPG: ``TotalEnvSteps``, the run's environment steps);
+    a row without that key goes at the number of rows this output has written.
+    Text (strings) and missing values in a row are left out: TensorBoard
+    scalars are numbers.  ``purge_step`` (a resumed run: the first step it will
+    log) makes TensorBoard drop whatever an earlier process logged at that step
+    or later, past the checkpoint the run continues from, so each curve has
+    every step once.
+    """
+
+    def __init__(self, log_dir, step_key, purge_step):
+        writer_class = _import_tensorboardx()
+        self.log_dir = log_dir
+        self.step_key = step_key
+        self.n_rows = 0
+        self.writer = writer_class(logdir=log_dir, purge_step=purge_step)
+
+    def _row_step(self, row):
+        step = row.get(self.step_key) if self.step_key else None
+        if isinstance(step, numbers.Real) and not isinstance(step, bool):
+            return int(step)
+        return self.n_rows
+
+    def write_row(self, row):
+        """``row`` maps key to Python scalar (see :func:`_to_python_scalar`)."""
+        step = self._row_step(row)
+        for key, value in row.items():
+            if isinstance(value, numbers.Real):
+                self.writer.add_scalar(key, float(value), step)
+        self.n_rows += 1
+        self.writer.flush()
+
+    def write_scalar(self, tag, value, step):
+        self.writer.add_scalar(tag, float(value), int(step))
+
+    def write_text(self, tag, text, step):
+        self.writer.add_text(tag, text, int(step))
+        self.writer.flush()
+
+    def close(self):
+        self.writer.close()
+
+
+# ---------------------------------------------------------------------------
 # The logger
 # ---------------------------------------------------------------------------
 
@@ -363,6 +435,7 @@ class Logger(object):
         self._last_tabular = {}  # the row of the last dump_tabular
         self._text_outputs = {}  # absolute path -> open file
         self._tabular_outputs = {}  # absolute path -> _CsvOutput
+        self._tensorboard_outputs = {}  # absolute folder -> _TensorBoardOutput
         self._snapshot_dir = None
         self._snapshot_mode = "all"
         self._snapshot_gap = 1
@@ -378,6 +451,8 @@ class Logger(object):
         for fh in self._text_outputs.values():
             fh.close()
         for out in self._tabular_outputs.values():
+            out.close()
+        for out in self._tensorboard_outputs.values():
             out.close()
         self.__init__()
 
@@ -513,6 +588,8 @@ class Logger(object):
         for out in self._tabular_outputs.values():
             out.write_row(row)
         self._last_tabular = {k: _to_python_scalar(v) for k, v in self._tabular.items()}
+        for out in self._tensorboard_outputs.values():
+            out.write_row(self._last_tabular)
         self._tabular = {}
 
     def last_tabular(self):
@@ -560,6 +637,47 @@ class Logger(object):
         out = self._tabular_outputs.pop(os.path.abspath(path), None)
         if out is not None:
             out.close()
+
+    def add_tensorboard_output(self, log_dir, step_key="TotalEnvSteps", purge_step=None):
+        """Also write every dumped tabular row to TensorBoard event files in ``log_dir``.
+
+        Each numeric key of a row becomes a scalar of that name at the step the
+        row's ``step_key`` holds (the row's position when it has none);
+        :meth:`record_scalar` and :meth:`record_text` write to these outputs
+        only.  ``purge_step`` is for a resumed run: the first step it logs;
+        TensorBoard then hides events an earlier process logged at that step
+        or later.  Needs tensorboardX (an ``ImportError`` naming the install
+        command otherwise).  Adding the same folder twice is a no-op.
+        """
+        key = os.path.abspath(log_dir)
+        if key in self._tensorboard_outputs:
+            return
+        os.makedirs(key, exist_ok=True)
+        self._tensorboard_outputs[key] = _TensorBoardOutput(key, step_key, purge_step)
+
+    def remove_tensorboard_output(self, log_dir):
+        """Stop writing events to ``log_dir`` and close its file; unknown folders are
+        ignored."""
+        out = self._tensorboard_outputs.pop(os.path.abspath(log_dir), None)
+        if out is not None:
+            out.close()
+
+    def has_scalar_outputs(self):
+        """Whether :meth:`record_scalar` goes anywhere (a TensorBoard output is added), so
+        that a caller can skip computing values nobody records."""
+        return bool(self._tensorboard_outputs)
+
+    def record_scalar(self, tag, value, step):
+        """Write one scalar at ``step`` to the TensorBoard outputs now, outside the tabular
+        rows (values "as they happen": an episode's return, an update's loss)."""
+        value = _to_python_scalar(value)
+        for out in self._tensorboard_outputs.values():
+            out.write_scalar(tag, value, step)
+
+    def record_text(self, tag, text, step=0):
+        """Write ``text`` (TensorBoard renders it as Markdown) to the TensorBoard outputs."""
+        for out in self._tensorboard_outputs.values():
+            out.write_text(tag, str(text), step)
 
     def set_log_tabular_only(self, log_tabular_only):
         """When true, :meth:`log` is silent and tables print without prefixes."""
@@ -709,6 +827,11 @@ add_text_output = _default_logger.add_text_output
 remove_text_output = _default_logger.remove_text_output
 add_tabular_output = _default_logger.add_tabular_output
 remove_tabular_output = _default_logger.remove_tabular_output
+add_tensorboard_output = _default_logger.add_tensorboard_output
+remove_tensorboard_output = _default_logger.remove_tensorboard_output
+has_scalar_outputs = _default_logger.has_scalar_outputs
+record_scalar = _default_logger.record_scalar
+record_text = _default_logger.record_text
 set_snapshot_dir = _default_logger.set_snapshot_dir
 get_snapshot_dir = _default_logger.get_snapshot_dir
 set_snapshot_mode = _default_logger.set_snapshot_mode

@@ -45,6 +45,9 @@ class UpdateStatistics(object):
         self.policy_loss_sum = mx.nd.zeros((1,), ctx=ctx)
         self.n_updates = 0
         self.n_policy_updates = 0
+        # the last update's outputs (the executors' own arrays, not copies), for latest()
+        self._last_q_stats = None
+        self._last_policy_loss = None
 
     def add(self, q_stats, policy_loss=None):
         """One update's Q statistics and, when it had a policy step, its policy loss."""
@@ -53,6 +56,27 @@ class UpdateStatistics(object):
         if policy_loss is not None:
             self.policy_loss_sum += policy_loss.reshape((1,))
             self.n_policy_updates += 1
+        self.keep_latest(q_stats, policy_loss)
+
+    def keep_latest(self, q_stats, policy_loss=None):
+        """Remember the arrays of the update just made (``policy_loss`` None: no policy
+        update, the last one's loss stays)."""
+        self._last_q_stats = q_stats
+        if policy_loss is not None:
+            self._last_policy_loss = policy_loss
+
+    def latest(self):
+        """``{"QLoss": ..., "PolicyLoss": ...}`` of the most recent update (the most recent
+        policy update for the policy loss), read from the device; empty before any.
+
+        Valid right after an update, before the executors run again (they own the arrays).
+        """
+        values = {}
+        if self._last_q_stats is not None:
+            values["QLoss"] = float(self._last_q_stats[0].asscalar())
+        if self._last_policy_loss is not None:
+            values["PolicyLoss"] = float(self._last_policy_loss.asnumpy().ravel()[0])
+        return values
 
     def averages(self):
         """Tabular key -> value, the original's keys; empty before the first update."""

@@ -181,4 +181,3 @@ class TD3(DDPG):
                                (self.qfunc2_target_params, self.qfunc2.params)):
             soft_update(target.data, online.data, self.soft_target_tau)
         self.update_stats.add(q_stats, policy_loss)
-

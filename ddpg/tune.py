@@ -167,6 +167,9 @@ def run_trial(config, checkpoint_freq=1, gpus=0, worker=None):
     ctx = "gpu" if gpus and gpus > 0 else "cpu"
     args = experiment.args_from_config(config, ctx=ctx, no_progress_bar=True,
                                        log_dir=trial_dir)
+    problem = experiment.tensorboard_problem(args)
+    if problem:
+        raise ValueError(problem)
     progress = os.path.join(trial_dir, PROGRESS_FILE)
     # the rows must belong to the state the trial continues from: a restarted trial's rows
     # after its checkpoint were never part of the run that continues
@@ -186,6 +189,8 @@ def run_trial(config, checkpoint_freq=1, gpus=0, worker=None):
             algo.restore(os.path.join(restored, CHECKPOINT_ALGO))
             logger.log("Resumed from Tune's checkpoint at epoch %d; training to epoch %d"
                        % (algo.epoch, algo.n_epochs))
+    # event files in the trial's folder, continuing its curves when Tune restarts it
+    experiment.setup_tensorboard(args, algo, params_file=RUN_ARGS_FILE)
     if worker.get("mxnet_loaded_before_thread_settings"):
         logger.log("Warning: MXNet was loaded in this worker before the trial set %s; they "
                    "may not apply" % (", ".join(THREAD_VARIABLES),))

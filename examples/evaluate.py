@@ -10,6 +10,15 @@ network are rebuilt from the checkpoint: the arguments ``run_ddpg.py`` saved in 
 or ``--env`` for checkpoints written from Python. A normalised environment also gets the
 training run's observation/reward statistics, so normalised observations mean what they
 meant in training.
+
+``--onnx FILE`` acts with a policy exported by ``python -m ddpg.export`` instead, run by
+onnxruntime on the raw environment (the model normalises observations and rescales actions
+itself); the checkpoint still says which environment to build. An exported policy's
+normalisation statistics are those of the checkpoint, fixed; ``--freeze-obs-stats`` evaluates
+the checkpoint's own policy the same way (by default they keep adapting, as in training):
+
+    python -m ddpg.export runs/pendulum/params -o exported/pendulum
+    python examples/evaluate.py runs/pendulum/params --onnx exported/pendulum.onnx
 """
 import argparse
 import os
@@ -26,8 +35,10 @@ import ddpg  # noqa: E402,F401  (before mxnet: ddpg sets MXNet's environment var
 import mxnet as mx  # noqa: E402
 
 from ddpg.checkpoint import CheckpointReader  # noqa: E402
-from ddpg.envs import NormalizedEnv, seed_env  # noqa: E402
+from ddpg.envs import seed_env  # noqa: E402
 from ddpg.errors import CheckpointError  # noqa: E402
+# shared with ddpg.export, which rebuilds the environment the same way
+from ddpg.export import apply_normalization, checkpoint_run_args, policy_options  # noqa: E402
 from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
 from ddpg.results import write_json  # noqa: E402
 
@@ -55,26 +66,18 @@ def build_parser():
                              "written by run_ddpg.py, or to evaluate on another one")
     parser.add_argument("--json", default=None, metavar="OUT.json",
                         help="also write the statistics and every episode's return as JSON")
+    parser.add_argument("--onnx", default=None, metavar="POLICY.onnx",
+                        help="act with this exported policy (python -m ddpg.export) under "
+                             "onnxruntime instead of the checkpoint's policy")
+    parser.add_argument("--freeze-obs-stats", action="store_true",
+                        help="keep the checkpoint's observation statistics fixed (as an "
+                             "exported policy does) instead of updating them while evaluating")
     return parser
 
 
 def run_arguments(manifest, env_override):
     """run_ddpg.py's arguments for rebuilding the environment (its defaults where unknown)."""
-    args = run_ddpg.build_parser().parse_args([])
-    saved = manifest.get("metadata", {}).get("run_args")
-    if isinstance(saved, dict):
-        vars(args).update(saved)
-    elif env_override is None:
-        raise CheckpointError("the checkpoint was not written by run_ddpg.py, so it does not "
-                              "say which environment it was trained on: pass --env")
-    else:
-        # a checkpoint from Python: take what the manifest knows
-        hyperparameters = manifest["hyperparameters"]
-        args.max_path_length = hyperparameters.get("max_path_length")
-        args.seed = hyperparameters.get("seed", args.seed)
-    if env_override is not None:
-        args.env = env_override
-    return args
+    return checkpoint_run_args(manifest, env_override)
 
 
 def load_policy(reader, env):
@@ -88,11 +91,7 @@ def load_policy(reader, env):
             "this environment has %d and %d" % (spaces["obs_dim"], spaces["act_dim"],
                                                env.observation_space.flat_dim,
                                                env.action_space.flat_dim))
-    described = manifest.get("networks", {}).get("policy", {})
-    # the layout options that change the graph (older checkpoints have none: the defaults)
-    options = {key: described[key] for key in ("hidden_sizes", "activation", "layer_norm")
-               if described.get(key) is not None}
-    policy = DeterministicMLPPolicy(env.spec, **options)
+    policy = DeterministicMLPPolicy(env.spec, **policy_options(manifest))
     policy.define_exe(ctx=mx.cpu(), init=mx.initializer.Zero(), updater=None,
                       input_shapes={"obs": (1, env.observation_space.flat_dim)})
     values = reader.params("policy")
@@ -107,13 +106,26 @@ def load_policy(reader, env):
     return policy
 
 
-def apply_normalization(reader, env):
-    """Give a NormalizedEnv the training environment's running statistics."""
-    if not isinstance(env, NormalizedEnv):
-        return
-    saved_env = reader.training_state()["env"]
-    if saved_env.get("kind") == "normalize":
-        env.set_param_values(saved_env["stats"])
+class OnnxPolicy(object):
+    """A policy exported by ``python -m ddpg.export``, run by onnxruntime: raw observations
+    in, actions in the environment's units out."""
+
+    def __init__(self, path, obs_dim):
+        try:
+            import onnxruntime
+        except ImportError:
+            raise RuntimeError("--onnx needs onnxruntime: pip install onnxruntime==1.32.0 "
+                               "(or pip install -e \".[onnx]\")")
+        self.session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        model_input, = self.session.get_inputs()
+        if model_input.shape[-1] != obs_dim:
+            raise RuntimeError("%s takes %s observation values; the environment has %d"
+                               % (path, model_input.shape[-1], obs_dim))
+        self.input_name = model_input.name
+
+    def get_action(self, obs):
+        batch = np.asarray(obs, dtype=np.float32).reshape(1, -1)
+        return self.session.run(None, {self.input_name: batch})[0][0]
 
 
 def render_frame(env):
@@ -133,8 +145,11 @@ def render_frame(env):
     return frame
 
 
-def run_episode(env, policy, max_path_length, frames=None):
-    """Return and length of one deterministic episode; appends frames when given a list."""
+def run_episode(env, policy, max_path_length, frames=None, reward_scale=1.0):
+    """Return and length of one deterministic episode; appends frames when given a list.
+
+    ``reward_scale`` multiplies the rewards, as ``normalize(scale_reward=...)`` does: an
+    exported policy acts on the raw environment but reports the training run's returns."""
     obs = env.reset()
     if frames is not None:
         frames.append(render_frame(env))
@@ -142,7 +157,7 @@ def run_episode(env, policy, max_path_length, frames=None):
     while not done and length < max_path_length:
         action = policy.get_action(obs)
         obs, reward, done, _ = env.step(np.reshape(action, env.action_space.shape))
-        total += reward
+        total += reward * reward_scale
         length += 1
         if frames is not None:
             frames.append(render_frame(env))
@@ -180,17 +195,25 @@ def main(argv=None):
     env, max_path_length = run_ddpg.make_env(
         args, render_mode="rgb_array" if options.render else None)
     max_path_length = options.max_path_length or max_path_length
-    policy = load_policy(reader, env)
     if options.env is None:
         apply_normalization(reader, env)
+    env.freeze_obs_stats = options.freeze_obs_stats
+    if options.onnx:
+        # the model normalises and rescales itself: it acts on the environment normalize()
+        # wraps, whose rewards are scaled as normalize() scales them
+        policy = OnnxPolicy(options.onnx, env.observation_space.flat_dim)
+        acting_env, reward_scale = env.wrapped_env, env.scale_reward
+    else:
+        policy = load_policy(reader, env)
+        acting_env, reward_scale = env, 1.0
     seed = options.seed if options.seed is not None else int(args.seed) + 1
     np.random.seed(seed)
     seed_env(env, seed)
 
     returns, lengths, frames = [], [], ([] if options.render else None)
     for episode in range(options.episodes):
-        total, length = run_episode(env, policy, max_path_length,
-                                    frames if episode == 0 else None)
+        total, length = run_episode(acting_env, policy, max_path_length,
+                                    frames if episode == 0 else None, reward_scale)
         returns.append(total)
         lengths.append(length)
     stats = {"episodes": len(returns), "mean": float(np.mean(returns)),
@@ -199,7 +222,7 @@ def main(argv=None):
     if options.json:
         write_json(options.json, dict(
             stats, checkpoint=os.path.abspath(options.checkpoint), seed=seed,
-            epoch=reader.manifest["progress"]["epoch"], env=args.env,
+            epoch=reader.manifest["progress"]["epoch"], env=args.env, onnx=options.onnx,
             returns=[float(r) for r in returns]))
     print("%s (epoch %d): %d episodes, return mean %.4f, std %.4f, min %.4f, max %.4f; "
           "mean length %.1f" % (options.checkpoint, reader.manifest["progress"]["epoch"],

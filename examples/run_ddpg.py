@@ -10,7 +10,8 @@ Every hyperparameter can be overridden; ``--env`` takes ``cartpole`` or any gymn
     python examples/run_ddpg.py --env Pendulum-v1 --n-epochs 20 --memory-start-size 1000
 
 With ``--log-dir`` a checkpoint is saved there after every epoch (``--snapshot-mode``); a run
-is continued with ``--resume`` (its settings come from the checkpoint):
+is continued with ``--resume`` (its settings come from the checkpoint); ``--tensorboard`` also
+writes TensorBoard event files there (docs/tensorboard-and-export.md):
 
     python examples/run_ddpg.py --resume runs/cartpole/params --n-epochs 40
 """
@@ -26,7 +27,7 @@ from ddpg import logger  # noqa: E402
 from ddpg.experiment import (  # noqa: E402,F401
     CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH, RESUME_FLAGS, build_parser,
     close_logging, explicit_flags, make_algorithm, make_env, make_strategy, resumed_args,
-    setup_logging, updates_per_sample)
+    setup_logging, setup_tensorboard, tensorboard_problem, updates_per_sample)
 from ddpg.presets import parse_args_with_preset  # noqa: E402
 
 __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS",
@@ -39,6 +40,10 @@ def main(argv=None):
     args = parse_args_with_preset(build_parser(), argv)
     if args.resume:
         args = resumed_args(args, argv)
+    problem = tensorboard_problem(args)
+    if problem:  # one line, not argparse's usage: the flags themselves were fine
+        parser = build_parser()
+        parser.exit(2, "%s: error: %s\n" % (parser.prog, problem))
     env, max_path_length = make_env(args)
     setup_logging(args.log_dir, args)
     algo = make_algorithm(args, env, max_path_length)
@@ -46,6 +51,7 @@ def main(argv=None):
         algo.restore(args.resume)
         logger.log("Resumed from %s at epoch %d; training to epoch %d"
                    % (args.resume, algo.epoch, algo.n_epochs))
+    setup_tensorboard(args, algo)
     logger.log("Training DDPG on %s (ctx %s, max_path_length %d)"
                % (args.env, algo.ctx, max_path_length))
     if args.log_dir:

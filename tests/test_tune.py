@@ -22,6 +22,8 @@ from ddpg import tune as ddpg_tune
 from ddpg.presets import parse_args_with_preset
 from ddpg.results import find_progress_files
 
+import tb_helpers
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(REPO, "tests")
 SWEEP = os.path.join(REPO, "examples", "sweep.py")
@@ -29,6 +31,14 @@ RAY_MISSING = "Ray is not installed: pip install -r requirements-ray.txt (CI ins
 #: Trials of a few hundred steps with small networks.
 SMALL = {"n_epochs": 3, "epoch_length": 100, "memory_start_size": 50, "batch_size": 32,
          "qfunc_hidden_sizes": [16, 16], "policy_hidden_sizes": [16, 16]}
+
+
+try:
+    import tensorboard  # noqa: F401  pylint: disable=unused-import
+    import tensorboardX  # noqa: F401  pylint: disable=unused-import
+    HAVE_TENSORBOARD = True
+except ImportError:
+    HAVE_TENSORBOARD = False
 
 
 def read_rows(path):
@@ -365,7 +375,8 @@ def test_sweep_results_table(two_trials):
 def failing_sweep(storage, marker, max_failures):
     if os.path.exists(marker):
         os.remove(marker)
-    space = dict(SMALL, env="failing_env:FailOncePendulum-v0", eval_samples=50)
+    space = dict(SMALL, env="failing_env:FailOncePendulum-v0", eval_samples=50,
+                 tensorboard=HAVE_TENSORBOARD)
     return ddpg_tune.run_sweep(space, seeds=[1], storage=storage, name="failing",
                                max_failures=max_failures, verbose=0)
 
@@ -377,6 +388,10 @@ def check_continued(folder):
         [("0", "100"), ("1", "200"), ("2", "300")]
     with open(os.path.join(trial, "trial.json")) as trial_file:
         assert json.load(trial_file)["worker"]["resumed_at_epoch"] == 1
+    if HAVE_TENSORBOARD:
+        # the trial's event files continue across its restart: each step once, as progress.csv
+        curves = tb_helpers.assert_events_match_progress(trial)
+        assert [step for step, _ in curves["train/EpisodeReturn"]] == list(range(50, 301, 50))
 
 
 def test_resume_continues_a_failed_trial_from_its_checkpoint(local_ray, tmp_path):

@@ -14,7 +14,8 @@ from .base import Env, Step, seed_env
 from .gym_env import GymEnv, is_gym_env
 from .spaces import Box, flat_dim_of, is_box_space
 
-_EPS = 1e-8
+#: Added to the running standard deviation before dividing by it.
+OBS_NORMALIZATION_EPS = _EPS = 1e-8
 
 
 class NormalizedEnv(Env):
@@ -32,6 +33,9 @@ class NormalizedEnv(Env):
         self._obs_var = np.ones(flat_dim_of(env.observation_space))
         self._reward_mean = 0.
         self._reward_var = 1.
+        # True: normalise with the statistics as they are, without updating them (how an
+        # exported policy, ddpg.export, normalises; rllab always updates)
+        self.freeze_obs_stats = False
         inner = env.action_space
         if is_box_space(inner):
             self._action_low = np.asarray(inner.low, dtype=np.float64)
@@ -70,7 +74,8 @@ class NormalizedEnv(Env):
     def _apply_normalize_obs(self, obs):
         obs = np.asarray(obs, dtype=np.float64)
         flat_obs = obs.reshape(-1)
-        self._update_obs_estimate(flat_obs)
+        if not self.freeze_obs_stats:
+            self._update_obs_estimate(flat_obs)
         normalized = (flat_obs - self._obs_mean) / (np.sqrt(self._obs_var) + _EPS)
         return normalized.reshape(obs.shape)
 
