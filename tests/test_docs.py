@@ -32,18 +32,20 @@ SCRIPTS = {
     "benchmarks/soak.py": ["benchmarks/soak.py"],
     "benchmarks/tune_scaling.py": ["benchmarks/tune_scaling.py"],
     "benchmarks/sb3_pendulum.py": ["benchmarks/sb3_pendulum.py"],
+    "benchmarks/jax_ddpg.py": ["benchmarks/jax_ddpg.py"],
     "ddpg.plot": ["-m", "ddpg.plot"],
+    "ddpg.export": ["-m", "ddpg.export"],
     "docs/gen_api.py": ["docs/gen_api.py"],
 }
 #: Scripts that pass the flags after a lone ``--`` on to examples/run_ddpg.py.
 PASS_ON = {"benchmarks/learning.py", "examples/sweep.py", "benchmarks/tune_scaling.py"}
 #: Flags of other programs that the pages show (``ray start``, ``pip``, ``pytest``).
-OTHER_PROGRAMS = ("ray ", "pip ", "pytest", "python -m pytest", "python3 -m venv")
+OTHER_PROGRAMS = ("ray ", "pip ", "pytest", "python -m pytest", "python3 -m venv", "tensorboard ")
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
-SCRIPT = re.compile(r"python3?\s+(?:-m\s+ddpg\.plot|(?:examples|benchmarks|docs)/\w+\.py)"
+SCRIPT = re.compile(r"python3?\s+(?:-m\s+ddpg\.(?:plot|export)|(?:examples|benchmarks|docs)/\w+\.py)"
                     r"|(?<![\w/])(?:examples/|benchmarks/)?(?:run_ddpg|evaluate|sweep|learning|"
-                    r"throughput|soak|tune_scaling|sb3_pendulum)\.py")
+                    r"throughput|jax_ddpg|soak|tune_scaling|sb3_pendulum)\.py")
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
@@ -144,8 +146,9 @@ def script_flags(script):
 
 def script_of(token):
     """The SCRIPTS key of a script as a command writes it."""
-    if "ddpg.plot" in token:
-        return "ddpg.plot"
+    for module in ("ddpg.plot", "ddpg.export"):
+        if module in token:
+            return module
     name = token.split()[-1]
     for script in SCRIPTS:
         if script.endswith("/" + os.path.basename(name)):
