@@ -22,6 +22,7 @@ from ddpg.backend import choose_mkldnn, choose_omp_threads
 from ddpg.context import resolve_ctx
 from ddpg.envs import is_box_space, seed_env
 from ddpg.fpu import flushing_denormals
+from ddpg.mxnet_log import filters_mxnet_info
 from ddpg.flat import (FlatArrays, PackedInputs, bind_inputs, copy_into, param_shapes,
                        soft_update)
 from ddpg.replay_mem import ReplayMem
@@ -77,6 +78,7 @@ class DDPG(object):
     ``train()`` hands one to ``logger.save_itr_params`` after every epoch.
     """
 
+    @filters_mxnet_info
     def __init__(self, env, policy, qfunc, strategy, ctx=None, batch_size=32, n_epochs=1000,
                  epoch_length=1000, memory_size=1000000, memory_start_size=1000,
                  discount=0.99, max_path_length=1000, eval_samples=10000,

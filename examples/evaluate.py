@@ -26,12 +26,14 @@ import ddpg  # noqa: E402,F401  (before mxnet: ddpg sets MXNet's environment var
 import mxnet as mx  # noqa: E402
 
 from ddpg.checkpoint import CheckpointReader  # noqa: E402
+from ddpg.cli import UsageError, run_script  # noqa: E402
 from ddpg.envs import NormalizedEnv, seed_env  # noqa: E402
 from ddpg.errors import CheckpointError  # noqa: E402
 from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
 from ddpg.results import write_json  # noqa: E402
 
 import run_ddpg  # noqa: E402
+from ddpg.experiment import build_env  # noqa: E402
 
 
 def build_parser():
@@ -40,7 +42,8 @@ def build_parser():
                     "report their returns.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("checkpoint", help="checkpoint folder (e.g. runs/x/params)")
-    parser.add_argument("--episodes", type=int, default=10)
+    parser.add_argument("--episodes", type=int, default=10,
+                        help="deterministic episodes to run (at least 1)")
     parser.add_argument("--render", default=None, metavar="OUT.gif",
                         help="write the first episode as an animated GIF (needs a gymnasium "
                              "environment that renders rgb_array frames, and Pillow)")
@@ -55,6 +58,9 @@ def build_parser():
                              "written by run_ddpg.py, or to evaluate on another one")
     parser.add_argument("--json", default=None, metavar="OUT.json",
                         help="also write the statistics and every episode's return as JSON")
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks instead of one-line error messages (also: "
+                             "DDPG_DEBUG=1)")
     return parser
 
 
@@ -65,8 +71,8 @@ def run_arguments(manifest, env_override):
     if isinstance(saved, dict):
         vars(args).update(saved)
     elif env_override is None:
-        raise CheckpointError("the checkpoint was not written by run_ddpg.py, so it does not "
-                              "say which environment it was trained on: pass --env")
+        raise UsageError("the checkpoint was not written by run_ddpg.py, so it does not say "
+                         "which environment it was trained on: pass --env")
     else:
         # a checkpoint from Python: take what the manifest knows
         hyperparameters = manifest["hyperparameters"]
@@ -116,16 +122,20 @@ def apply_normalization(reader, env):
         env.set_param_values(saved_env["stats"])
 
 
+class RenderError(RuntimeError):
+    """--render cannot work with this environment or installation."""
+
+
 def render_frame(env):
     """One rgb_array frame, or a clear error when the environment cannot give one."""
     try:
         frame = env.render()
     except Exception as error:  # pylint: disable=broad-except
-        raise RuntimeError("the environment could not render a frame (%s: %s)"
+        raise RenderError("the environment could not render a frame (%s: %s)"
                            % (type(error).__name__, error)) from error
     shape = np.shape(frame) if isinstance(frame, np.ndarray) else None
     if shape is None or len(shape) != 3 or shape[-1] not in (3, 4):
-        raise RuntimeError(
+        raise RenderError(
             "the environment does not render rgb_array frames (render() gave %s); --render "
             "needs a gymnasium environment that supports render_mode='rgb_array'"
             % ("a %s" % type(frame).__name__ if shape is None else
@@ -149,6 +159,17 @@ def run_episode(env, policy, max_path_length, frames=None):
     return total, length
 
 
+def run_episodes(env, policy, max_path_length, episodes, render):
+    """Returns, lengths and (when ``render``) the first episode's frames."""
+    returns, lengths, frames = [], [], ([] if render else None)
+    for episode in range(episodes):
+        total, length = run_episode(env, policy, max_path_length,
+                                    frames if episode == 0 else None)
+        returns.append(total)
+        lengths.append(length)
+    return returns, lengths, frames
+
+
 def write_gif(frames, path, fps):
     """Write ``frames`` (H x W x 3 uint8 arrays) as a looping GIF with Pillow, or imageio."""
     images = [np.asarray(frame, dtype=np.uint8) for frame in frames]
@@ -165,7 +186,7 @@ def write_gif(frames, path, fps):
     try:
         import imageio
     except ImportError:
-        raise RuntimeError("writing a GIF needs Pillow or imageio; install one of them "
+        raise RenderError("writing a GIF needs Pillow or imageio; install one of them "
                            "(pip install pillow)")
     imageio.mimsave(path, images, duration=duration_ms / 1000.0, loop=0)
     return path
@@ -175,24 +196,36 @@ def main(argv=None):
     options = build_parser().parse_args(argv)
     if options.episodes < 1:
         build_parser().error("--episodes must be at least 1")
-    reader = CheckpointReader(options.checkpoint)
+    if options.max_path_length is not None and options.max_path_length < 1:
+        build_parser().error("--max-path-length must be at least 1")
+    if options.fps < 1:
+        build_parser().error("--fps must be at least 1")
+    try:
+        reader = CheckpointReader(options.checkpoint)
+    except CheckpointError as error:
+        raise UsageError("checkpoint %s: %s" % (options.checkpoint, error)) from error
     args = run_arguments(reader.manifest, options.env)
-    env, max_path_length = run_ddpg.make_env(
+    env, max_path_length = build_env(
         args, render_mode="rgb_array" if options.render else None)
     max_path_length = options.max_path_length or max_path_length
-    policy = load_policy(reader, env)
+    try:
+        policy = load_policy(reader, env)
+    except CheckpointError as error:
+        raise UsageError("checkpoint %s: %s%s" % (
+            options.checkpoint, error,
+            " (--env %s is not the environment it was trained on)" % options.env
+            if options.env else "")) from error
     if options.env is None:
         apply_normalization(reader, env)
     seed = options.seed if options.seed is not None else int(args.seed) + 1
     np.random.seed(seed)
     seed_env(env, seed)
 
-    returns, lengths, frames = [], [], ([] if options.render else None)
-    for episode in range(options.episodes):
-        total, length = run_episode(env, policy, max_path_length,
-                                    frames if episode == 0 else None)
-        returns.append(total)
-        lengths.append(length)
+    try:
+        returns, lengths, frames = run_episodes(env, policy, max_path_length,
+                                                options.episodes, options.render)
+    except RenderError as error:
+        raise UsageError("--render %s: %s" % (options.render, error)) from error
     stats = {"episodes": len(returns), "mean": float(np.mean(returns)),
              "std": float(np.std(returns)), "min": float(np.min(returns)),
              "max": float(np.max(returns)), "mean_length": float(np.mean(lengths))}
@@ -206,13 +239,13 @@ def main(argv=None):
                                 stats["episodes"], stats["mean"], stats["std"],
                                 stats["min"], stats["max"], stats["mean_length"]))
     if options.render:
-        write_gif(frames, options.render, options.fps)
+        try:
+            write_gif(frames, options.render, options.fps)
+        except RenderError as error:
+            raise UsageError("--render %s: %s" % (options.render, error)) from error
         print("wrote %d frames to %s" % (len(frames), options.render))
     return stats
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (CheckpointError, RuntimeError) as error:
-        sys.exit("error: %s" % error)
+    run_script(main)

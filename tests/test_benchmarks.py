@@ -119,7 +119,7 @@ def test_plot_writes_a_png(bench_out, tmp_path):
          "--hline", "SB3 zoo=-152", "--title", "smoke"],
         capture_output=True, text=True, timeout=120, cwd=REPO)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "pendulum: 2 run(s)" in result.stdout
+    assert "pendulum (Pendulum-v1): 2 run(s)" in result.stdout
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
 
