@@ -16,6 +16,8 @@ with open(os.path.join(HERE, "ddpg", "version.py")) as version_file:
 with open(os.path.join(HERE, "README.md")) as readme:
     long_description = readme.read()
 
+GYM = ["gym>=0.26.2,<0.27", "gym_notices>=0.0.8,<0.1"]
+
 setup(
     name="ddpg",
     version=version["__version__"],
@@ -32,9 +34,12 @@ setup(
         "gymnasium>=0.29.1,<1.5",
     ],
     extras_require={
-        "cpu": ["mxnet==1.9.1"],
-        "gpu": ["mxnet-cu112==1.9.1"],
-        "gym": ["gym==0.26.2", "gym_notices==0.0.8"],
+        # each MXNet extra installs what requirements.txt installs, without its exact pins
+        # (gym 0.26 is supported next to gymnasium; gym_notices 0.1 prints a notice on
+        # every `import gym`)
+        "cpu": ["mxnet==1.9.1"] + GYM,
+        "gpu": ["mxnet-cu112==1.9.1"] + GYM,
+        "gym": GYM,
         "test": ["pytest>=7", "hypothesis>=6.50"],
         # sweeps on Ray Tune (ddpg.tune, examples/sweep.py); Ray 2.60 needs Python 3.10+,
         # and pyarrow 26 refuses the numpy 1.x that MXNet 1.9 needs

@@ -13,8 +13,12 @@ variable (``MXNET_SUBGRAPH_VERBOSE`` only covers the subgraph backends that are 
 runs, and writes everything it caught back to stderr when it ends, except those two lines:
 warnings and errors, MXNet's or the program's, are kept, only later. DDPG's constructor and
 the networks' ``define_exe`` run under it, which is where the engine starts and executors are
-bound. ``DDPG_MXNET_INFO=1`` keeps the lines.
+bound. A program that imports ``ddpg`` but never runs MXNet (``python -m ddpg.plot``, a
+command line that stops at a bad flag) would still start the engine at exit, in MXNet's own
+shutdown hook: :func:`filter_mxnet_shutdown` runs that hook under the filter too.
+``DDPG_MXNET_INFO=1`` keeps the lines.
 """
+import atexit
 import functools
 import os
 import re
@@ -23,7 +27,8 @@ import tempfile
 import threading
 from contextlib import contextmanager
 
-__all__ = ["SHOW_VARIABLE", "MXNET_INFO_LINE", "filtering_mxnet_info", "filters_mxnet_info"]
+__all__ = ["SHOW_VARIABLE", "MXNET_INFO_LINE", "filtering_mxnet_info", "filters_mxnet_info",
+           "filter_mxnet_shutdown"]
 
 #: Set to 1 to see MXNet's information lines about the engine and the subgraph backend.
 SHOW_VARIABLE = "DDPG_MXNET_INFO"
@@ -84,6 +89,20 @@ def filters_mxnet_info(function):
         with filtering_mxnet_info():
             return function(*args, **kwargs)
     return wrapper
+
+
+def filter_mxnet_shutdown():
+    """Replace MXNet's exit hook (``mxnet.base._notify_shutdown``, which starts the engine
+    if nothing did) by the same hook under :func:`filtering_mxnet_info`. Idempotent."""
+    import mxnet.base
+    hook = getattr(mxnet.base, "_notify_shutdown", None)
+    if hook is None or getattr(hook, "_ddpg_filtered", False):
+        return
+    filtered = filters_mxnet_info(hook)
+    filtered._ddpg_filtered = True
+    atexit.unregister(hook)
+    atexit.register(filtered)
+    mxnet.base._notify_shutdown = filtered
 
 
 def _write_all(fd, data):

@@ -230,3 +230,30 @@ def test_sb3_pendulum_summary_reads_every_seed(tmp_path):
     line = module.summarize(str(tmp_path))
     assert "2 seed(s), 20000 steps: final policy over 750 episodes: -148.0 +- 2.0" in line
     assert "1: -150.0, 2: -146.0" in line and "train 15 s per seed" in line
+
+
+def write_params(folder, **arguments):
+    settings = dict(env="Pendulum-v1", qfunc_lr=0.001, seed=1, log_dir=str(folder))
+    settings.update(arguments)
+    with open(os.path.join(str(folder), "params.json"), "w") as params:
+        json.dump(settings, params)
+
+
+def test_runs_of_different_tasks_or_settings_are_never_averaged(tmp_path):
+    from ddpg.results import group_runs
+    runs = {"a/seed_1": dict(env="Pendulum-v1", seed=1),
+            "a/seed_2": dict(env="Pendulum-v1", seed=2),
+            "b/seed_1": dict(env="HalfCheetah-v5", seed=1),
+            "c/seed_1": dict(env="Pendulum-v1", seed=1, qfunc_lr=0.01)}
+    for name, arguments in runs.items():
+        progress = write_csv(str(tmp_path / "runs" / name / "progress.csv"), [[0, -1.0, 100]])
+        write_params(os.path.dirname(progress), **arguments)
+    # all four under one folder name, as `python -m ddpg.plot runs/a runs/b` of seed folders
+    files = find_progress_files([str(tmp_path / "runs")])
+    groups = group_runs(files, labels=[("all", "*")])
+    assert sorted(len(paths) for paths in groups.values()) == [1, 1, 2]
+    labels = sorted(groups)
+    assert any("Pendulum-v1" in label and "qfunc_lr=0.01" in label for label in labels)
+    assert any("HalfCheetah-v5" in label for label in labels)
+    for paths in groups.values():
+        assert len({os.path.basename(os.path.dirname(os.path.dirname(p))) for p in paths}) == 1
