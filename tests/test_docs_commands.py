@@ -41,7 +41,7 @@ def test_every_documented_resume_continues_its_run():
     prose = []
     for path in DOCS:
         with open(path) as doc:
-            prose.extend(re.findall(r"`([^`]*--resume [^`]*)`", doc.read()))
+            prose.extend(re.findall(r"`([^`]*--resume runs/[^`]*)`", doc.read()))
     assert prose + commands
     for command in prose + commands:
         if "sweep" in command or "--name" in command or "checkpoint_" in command:
