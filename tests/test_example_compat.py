@@ -14,6 +14,7 @@ import pytest
 
 from ddpg import DDPG, logger
 from ddpg import utils
+from ddpg.envs import normalize
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.replay_mem import ReplayMem
@@ -110,6 +111,16 @@ def test_signatures_and_defaults_are_the_originals():
     assert list(defaults(DeterministicMLPPolicy.update_params))[:2] == ["self",
                                                                         "grad_from_top"]
     assert issubclass(OUStrategy, BaseStrategy)
+    # the rllab logger calls the example and its users make
+    for name, parameters in [("log", ["s", "with_prefix", "with_timestamp", "color"]),
+                             ("push_prefix", ["p"]), ("pop_prefix", []),
+                             ("record_tabular", ["key", "val"]),
+                             ("dump_tabular", ["with_prefix", "with_timestamp"]),
+                             ("add_tabular_output", ["path"]), ("add_text_output", ["path"]),
+                             ("set_snapshot_dir", ["dir_name"]), ("set_snapshot_mode", ["mode"]),
+                             ("set_snapshot_gap", ["gap"]),
+                             ("save_itr_params", ["itr", "params"])]:
+        assert list(defaults(getattr(logger, name))) == parameters, name
 
 
 def test_rollout_returns_the_list_of_per_step_rewards():
@@ -160,7 +171,7 @@ def test_strategies_read_low_and_high(make):
 
 def test_run_py_on_an_rllab_style_environment(tmp_path):
     """run.py's script, with small numbers, and the logger calls the example makes."""
-    env = RllabEnv()
+    env = normalize(RllabEnv())
     policy = DeterministicMLPPolicy(env.spec)
     qfunc = ContinuousMLPQ(env.spec)
     strategy = OUStrategy(env.spec)
@@ -191,5 +202,6 @@ def test_run_py_on_an_rllab_style_environment(tmp_path):
     assert "run | starting" in debug.read_text()
     # the networks keep the original's executors and names
     assert np.isfinite(policy.get_action(env.reset())).all()
+    assert np.isfinite(np.sum(utils.rollout(env, policy, max_path_length=5)))
     assert qfunc.get_qvals(np.zeros((32, 2)), np.zeros((32, 1))).shape == (32, 1)
     assert "qfunc_fc1_weight" in qfunc.arg_dict and "policy_fc3_bias" in policy.arg_dict
