@@ -180,7 +180,8 @@ def build_parser(parser_class=argparse.ArgumentParser):
     run.add_argument("--seed", type=int, default=12345,
                      help="seeds numpy, MXNet and the environment (evaluation: seed + 1)")
     run.add_argument("--log-dir", default=None,
-                     help="folder for progress.csv, debug.log and params.json")
+                     help="folder for progress.csv, debug.log, params.json and checkpoints "
+                          "(none: no files); with --resume, the folder the checkpoint lies in")
     run.add_argument("--no-progress-bar", action="store_true",
                      help="no progress bar over each epoch")
     run.add_argument("--snapshot-mode", choices=["last", "all", "gap", "none"], default="last",
