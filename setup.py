@@ -17,6 +17,8 @@ with open(os.path.join(HERE, "ddpg", "version.py")) as version_file:
 with open(os.path.join(HERE, "README.md")) as readme:
     long_description = readme.read()
 
+GYM = ["gym>=0.26.2,<0.27", "gym_notices>=0.0.8,<0.1"]
+
 setup(
     name="ddpg",
     version=version["__version__"],
@@ -33,17 +35,20 @@ setup(
         "gymnasium>=0.29.1,<1.5",
     ],
     extras_require={
-        "cpu": ["mxnet==1.9.1"],
-        "gpu": ["mxnet-cu112==1.9.1"],
-        "gym": ["gym==0.26.2", "gym_notices==0.0.8"],
+        # each MXNet extra installs what requirements.txt installs, without its exact pins
+        # (gym 0.26 is supported next to gymnasium; gym_notices 0.1 prints a notice on
+        # every `import gym`)
+        "cpu": ["mxnet==1.9.1"] + GYM,
+        "gpu": ["mxnet-cu112==1.9.1"] + GYM,
+        "gym": GYM,
         "test": ["pytest>=7", "hypothesis>=6.50"],
-        # sweeps on Ray Tune (ddpg.tune, examples/sweep.py); Ray 2.60 needs Python 3.10+,
-        # and pyarrow 26 refuses the numpy 1.x that MXNet 1.9 needs
         # run_ddpg.py --tensorboard (ddpg.logger.add_tensorboard_output)
         "tensorboard": ["tensorboardX==2.6.5"],
         # ddpg.export's ONNX file: MXNet 1.9's exporter imports onnx.mapping, which onnx
         # releases after 1.14 removed; onnxruntime runs the file (examples/evaluate.py --onnx)
         "onnx": ["onnx==1.14.1", 'onnxruntime==1.32.0; python_version >= "3.11"'],
+        # sweeps on Ray Tune (ddpg.tune, examples/sweep.py); Ray 2.60 needs Python 3.10+,
+        # and pyarrow 26 refuses the numpy 1.x that MXNet 1.9 needs
         "ray": ['ray[tune]==2.60.0; python_version >= "3.10"',
                 'pyarrow==25.0.1; python_version >= "3.10"',
                 'matplotlib>=3.7; python_version >= "3.10"'],

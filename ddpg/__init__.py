@@ -26,6 +26,11 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 if "MXNET_ENGINE_TYPE" not in os.environ and mxnet.context.num_gpus() == 0:
     os.environ["MXNET_ENGINE_TYPE"] = "NaiveEngine"
 
+# MXNet's information lines about these two settings are kept off the console
+# (ddpg.mxnet_log explains why and how): here for the one MXNet prints at exit.
+from ddpg.mxnet_log import filter_mxnet_shutdown  # noqa: E402
+filter_mxnet_shutdown()
+
 from ddpg.version import __version__  # noqa: E402
 from ddpg.ddpg import DDPG  # noqa: E402
 from ddpg.td3 import TD3  # noqa: E402

@@ -22,11 +22,12 @@ from ddpg.backend import choose_mkldnn, choose_omp_threads
 from ddpg.context import resolve_ctx
 from ddpg.envs import is_box_space, seed_env
 from ddpg.fpu import flushing_denormals
+from ddpg.mxnet_log import filters_mxnet_info
 from ddpg.flat import (FlatArrays, PackedInputs, bind_inputs, copy_into, param_shapes,
                        soft_update)
 from ddpg.replay_mem import ReplayMem
 from ddpg.statistics import UpdateStatistics, q_statistics_symbol
-from ddpg.utils import discount_return, sample_rewards
+from ddpg.utils import discount_return, sample_paths
 
 
 class DDPG(object):
@@ -87,6 +88,7 @@ class DDPG(object):
     ``train()`` hands one to ``logger.save_itr_params`` after every epoch.
     """
 
+    @filters_mxnet_info
     def __init__(self, env, policy, qfunc, strategy, ctx=None, batch_size=32, n_epochs=1000,
                  epoch_length=1000, memory_size=1000000, memory_start_size=1000,
                  discount=0.99, max_path_length=1000, eval_samples=10000,
@@ -194,6 +196,12 @@ class DDPG(object):
         if self.batch_size > self.memory_size:
             raise ValueError("batch_size (%d) must not exceed memory_size (%d)"
                              % (self.batch_size, self.memory_size))
+        if self.memory_start_size > self.memory_size:
+            # the memory never holds that many transitions, so no update would ever run
+            raise ValueError("memory_start_size (%d) must not exceed memory_size (%d): the "
+                             "replay memory never holds more than memory_size transitions, "
+                             "so no update would ever run"
+                             % (self.memory_start_size, self.memory_size))
         if 0 < self.memory_start_size < self.batch_size:
             # updates would start on batches drawn from fewer transitions than they hold
             raise ValueError("batch_size (%d) must not exceed memory_start_size (%d); "
@@ -636,17 +644,24 @@ class DDPG(object):
             logger.log("Collecting samples for evaluation")
             # evaluate under the training run's observation normalisation
             options.sync_running_statistics(self.env, self.eval_env)
-            rewards = sample_rewards(env=self.eval_env, policy=self.policy,
-                                     eval_samples=self.eval_samples,
-                                     max_path_length=self.max_path_length)
-            average_discounted_return = np.mean(
-                [discount_return(reward, self.discount) for reward in rewards])
-            returns = [np.sum(reward) for reward in rewards]
-            logger.record_tabular("AverageReturn", np.mean(returns))
-            logger.record_tabular("StdReturn", np.std(returns))
-            logger.record_tabular("MaxReturn", np.max(returns))
-            logger.record_tabular("MinReturn", np.min(returns))
-            logger.record_tabular("AverageDiscountedReturn", average_discounted_return)
+            paths = sample_paths(env=self.eval_env, policy=self.policy,
+                                 eval_samples=self.eval_samples,
+                                 max_path_length=self.max_path_length)
+            paths, skipped = faults.finite_evaluation_paths(paths, epoch,
+                                                            self.skip_nonfinite)
+            for message in skipped[:3]:
+                logger.log("Skipping an episode: " + message)
+            if self.skip_nonfinite:
+                logger.record_tabular("SkippedEvalEpisodes", len(skipped))
+            rewards = [path["rewards"] for path in paths]
+            if rewards:  # else (every episode skipped) the cells stay empty
+                returns = [np.sum(reward) for reward in rewards]
+                logger.record_tabular("AverageReturn", np.mean(returns))
+                logger.record_tabular("StdReturn", np.std(returns))
+                logger.record_tabular("MaxReturn", np.max(returns))
+                logger.record_tabular("MinReturn", np.min(returns))
+                logger.record_tabular("AverageDiscountedReturn", np.mean(
+                    [discount_return(reward, self.discount) for reward in rewards]))
         if len(self.strategy_path_returns) > 0:
             logger.record_tabular("AverageEsReturn", np.mean(self.strategy_path_returns))
             logger.record_tabular("StdEsReturn", np.std(self.strategy_path_returns))

@@ -11,9 +11,13 @@ exactly as on the command line.
 import argparse
 import json
 import os
+import re
 
 from ddpg import DDPG, logger
 from ddpg.checkpoint import read_manifest
+from ddpg.cli import UsageError
+from ddpg.context import num_gpus
+from ddpg.errors import CheckpointError
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
 from ddpg.initializers import HIDDEN_INITS, OUTPUT_INITS
 from ddpg.policies import DeterministicMLPPolicy
@@ -27,7 +31,8 @@ __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS
            "make_env", "make_strategy", "make_algorithm", "setup_logging", "close_logging",
            "tensorboard_problem", "setup_tensorboard",
            "option_names", "check_option_names", "config_to_argv", "args_from_config",
-           "split_run_flags"]
+           "split_run_flags", "prepare_run", "check_ctx", "build_env", "usage_error",
+           "flags_named_in", "checkpoint_run_folder"]
 
 
 class RaisingArgumentParser(argparse.ArgumentParser):
@@ -94,23 +99,25 @@ def build_parser(parser_class=argparse.ArgumentParser):
                       help="td3: target-action noise std, relative to the action half-range")
     algo.add_argument("--target-noise-clip", type=float, default=0.5,
                       help="td3: the noise's clip, relative to the action half-range")
-    algo.add_argument("--n-epochs", type=int, default=1000)
+    algo.add_argument("--n-epochs", type=int, default=1000, help="epochs to train")
     algo.add_argument("--epoch-length", type=int, default=1000,
                       help="environment steps per epoch")
-    algo.add_argument("--batch-size", type=int, default=32)
-    algo.add_argument("--memory-size", type=int, default=1000000)
+    algo.add_argument("--batch-size", type=int, default=32, help="transitions per update")
+    algo.add_argument("--memory-size", type=int, default=1000000,
+                      help="replay memory capacity (transitions)")
     algo.add_argument("--memory-start-size", type=int, default=10000,
                       help="transitions collected before updates start")
-    algo.add_argument("--discount", type=float, default=0.99)
+    algo.add_argument("--discount", type=float, default=0.99, help="discount factor, in [0, 1]")
     algo.add_argument("--eval-samples", type=int, default=10000,
                       help="environment steps of deterministic evaluation rollouts")
     algo.add_argument("--eval-interval", type=int, default=1,
                       help="evaluate every N epochs; 0 = the last epoch only (the original)")
     algo.add_argument("--qfunc-updater", default="adam", help="any MXNet optimizer name")
-    algo.add_argument("--qfunc-lr", type=float, default=1e-3)
+    algo.add_argument("--qfunc-lr", type=float, default=1e-3, help="Q-function learning rate")
     algo.add_argument("--policy-updater", default="adam", help="any MXNet optimizer name")
-    algo.add_argument("--policy-lr", type=float, default=1e-4)
-    algo.add_argument("--soft-target-tau", type=float, default=1e-3)
+    algo.add_argument("--policy-lr", type=float, default=1e-4, help="policy learning rate")
+    algo.add_argument("--soft-target-tau", type=float, default=1e-3,
+                      help="soft target update rate, in (0, 1]")
     algo.add_argument("--n-updates-per-sample", type=updates_per_sample, default=1,
                       help="updates after each step; a fraction 1/k (0.5) is one update "
                            "every k steps")
@@ -125,10 +132,12 @@ def build_parser(parser_class=argparse.ArgumentParser):
                            "reported stay unscaled")
     algo.add_argument("--qfunc-weight-decay", type=float, default=0.0,
                       help="L2 penalty 0.5*decay*sum(w^2) on the Q weights (DDPG paper: 1e-2)")
-    algo.add_argument("--policy-weight-decay", type=float, default=0.0)
+    algo.add_argument("--policy-weight-decay", type=float, default=0.0,
+                      help="L2 penalty on the policy weights, as --qfunc-weight-decay")
     algo.add_argument("--qfunc-grad-clip", type=float, default=None,
                       help="clip each Q gradient element to [-c, c] (MXNet clip_gradient)")
-    algo.add_argument("--policy-grad-clip", type=float, default=None)
+    algo.add_argument("--policy-grad-clip", type=float, default=None,
+                      help="clip each policy gradient element to [-c, c]")
     algo.add_argument("--start-steps", type=int, default=0,
                       help="first N steps act uniformly at random (0: the original, never)")
     algo.add_argument("--include-horizon-terminal", action="store_true",
@@ -138,8 +147,10 @@ def build_parser(parser_class=argparse.ArgumentParser):
                            "terminal) instead of bootstrapping from s'")
 
     nets = parser.add_argument_group("networks and exploration")
-    nets.add_argument("--policy-hidden-sizes", type=int, nargs="+", default=[32, 32])
-    nets.add_argument("--qfunc-hidden-sizes", type=int, nargs="+", default=[32, 32, 32])
+    nets.add_argument("--policy-hidden-sizes", type=int, nargs="+", default=[32, 32],
+                      help="policy hidden layer sizes")
+    nets.add_argument("--qfunc-hidden-sizes", type=int, nargs="+", default=[32, 32, 32],
+                      help="Q-function hidden layer sizes")
     nets.add_argument("--qfunc-action-merge-layer", type=int, default=2,
                       help="number of hidden layers the observation passes before the "
                            "action is concatenated")
@@ -155,24 +166,28 @@ def build_parser(parser_class=argparse.ArgumentParser):
                            "U(+-1/sqrt(fan_in))")
     nets.add_argument("--strategy", choices=["ou", "gaussian"], default="ou",
                       help="exploration noise")
-    nets.add_argument("--ou-theta", type=float, default=0.15)
-    nets.add_argument("--ou-sigma", type=float, default=0.3)
+    nets.add_argument("--ou-theta", type=float, default=0.15, help="OU mean reversion rate")
+    nets.add_argument("--ou-sigma", type=float, default=0.3, help="OU noise scale")
     nets.add_argument("--ou-dt", type=float, default=1.0,
                       help="OU time step (1: the original's recursion)")
     nets.add_argument("--gaussian-sigma", type=float, default=0.1,
                       help="Gaussian noise std, relative to the action half-range")
     nets.add_argument("--gaussian-sigma-min", type=float, default=None,
                       help="with --gaussian-decay-steps: sigma decays linearly to this")
-    nets.add_argument("--gaussian-decay-steps", type=int, default=None)
+    nets.add_argument("--gaussian-decay-steps", type=int, default=None,
+                      help="actions over which sigma decays to --gaussian-sigma-min")
 
     run = parser.add_argument_group("run")
     add_preset_argument(run)
     run.add_argument("--ctx", choices=["auto", "cpu", "gpu"], default="auto",
                      help="auto = GPU when MXNet sees one, else CPU")
-    run.add_argument("--seed", type=int, default=12345)
+    run.add_argument("--seed", type=int, default=12345,
+                     help="seeds numpy, MXNet and the environment (evaluation: seed + 1)")
     run.add_argument("--log-dir", default=None,
-                     help="folder for progress.csv, debug.log and params.json")
-    run.add_argument("--no-progress-bar", action="store_true")
+                     help="folder for progress.csv, debug.log, params.json and checkpoints "
+                          "(none: no files); with --resume, the folder the checkpoint lies in")
+    run.add_argument("--no-progress-bar", action="store_true",
+                     help="no progress bar over each epoch")
     run.add_argument("--tensorboard", action="store_true",
                      help="also write TensorBoard event files into --log-dir (needs "
                           "tensorboardX: pip install -e '.[tensorboard]')")
@@ -182,18 +197,22 @@ def build_parser(parser_class=argparse.ArgumentParser):
                      help="checkpoints in --log-dir after each epoch: 'last' keeps one "
                           "(params/), 'all' one per epoch (itr_N/), 'gap' every "
                           "--snapshot-gap epochs")
-    run.add_argument("--snapshot-gap", type=int, default=1)
+    run.add_argument("--snapshot-gap", type=int, default=1,
+                     help="epochs between checkpoints with --snapshot-mode gap")
     run.add_argument("--resume", default=None, metavar="CHECKPOINT",
                      help="continue the run saved in this checkpoint folder, with its "
                           "settings; only %s may be given with it"
                           % ", ".join("--" + flag.replace("_", "-")
                                       for flag in RESUME_FLAGS[1:]))
+    run.add_argument("--debug", action="store_true",
+                     help="show tracebacks instead of one-line error messages (also: "
+                          "DDPG_DEBUG=1)")
     return parser
 
 
 #: Flags that may accompany --resume: they say how to continue a run, not what it trains.
 RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "snapshot_mode", "snapshot_gap", "ctx",
-                "no_progress_bar", "tensorboard", "tensorboard_every")
+                "no_progress_bar", "tensorboard", "tensorboard_every", "debug")
 
 
 def explicit_flags(argv, parser_class=argparse.ArgumentParser):
@@ -206,22 +225,57 @@ def explicit_flags(argv, parser_class=argparse.ArgumentParser):
 
 
 def resumed_args(args, argv):
-    """The arguments saved in the checkpoint ``args.resume``, continuation flags applied."""
+    """The arguments saved in the checkpoint ``args.resume``, continuation flags applied.
+
+    The resumed run writes to the folder the checkpoint lies in (``runs/x`` for
+    ``runs/x/params``), found from the checkpoint's own path and never from the current
+    folder, unless ``--log-dir`` is given. A checkpoint that cannot be read, was not written
+    by run_ddpg.py or has already trained ``--n-epochs`` epochs is a :class:`UsageError`;
+    nothing is written before these checks.
+    """
     given = explicit_flags(argv)
     refused = sorted(set(given) - set(RESUME_FLAGS))
     if refused:
         build_parser().error("--resume takes the run's settings from the checkpoint; %s "
                              "cannot be changed when resuming"
                              % ", ".join("--" + flag.replace("_", "-") for flag in refused))
-    saved = read_manifest(args.resume).get("metadata", {}).get("run_args")
+    try:
+        manifest = read_manifest(args.resume)
+    except CheckpointError as error:
+        raise UsageError("--resume %s: %s" % (args.resume, error)) from error
+    saved = manifest.get("metadata", {}).get("run_args")
     if not isinstance(saved, dict):
-        build_parser().error("%s was not written by run_ddpg.py (its manifest has no "
-                             "run_args); restore it from Python with DDPG.restore"
-                             % args.resume)
+        raise UsageError("--resume %s was not written by run_ddpg.py (its manifest has no "
+                         "run_args); restore it from Python with DDPG.restore" % args.resume)
     merged = dict(vars(args))  # flags newer than the checkpoint keep their defaults
     merged.update(saved)
     merged.update(given)
+    if "log_dir" not in given:
+        merged["log_dir"] = checkpoint_run_folder(args.resume)
+    done = int(manifest.get("progress", {}).get("epoch", 0))
+    if merged["n_epochs"] <= done:
+        raise UsageError("--resume %s has already trained %d epoch%s (n_epochs %d): pass "
+                         "--n-epochs N with N > %d to continue it"
+                         % (args.resume, done, "" if done == 1 else "s",
+                            merged["n_epochs"], done))
     return argparse.Namespace(**merged)
+
+
+def checkpoint_run_folder(checkpoint_path):
+    """The run folder a run_ddpg.py checkpoint belongs to: the folder it lies in.
+
+    run_ddpg.py saves its checkpoints (``params/``, ``itr_N/``, ``interrupted/``) in its
+    ``--log-dir``, next to ``params.json``. A checkpoint elsewhere (a sweep trial's
+    ``checkpoint_N/ddpg``) has no run folder around it: the user must say where the resumed
+    run writes, with ``--log-dir``.
+    """
+    folder = os.path.dirname(os.path.abspath(os.path.normpath(checkpoint_path)))
+    if not any(os.path.isfile(os.path.join(folder, name))
+               for name in ("params.json", "progress.csv")):
+        raise UsageError("--resume %s: the folder it lies in (%s) is not a run_ddpg.py run "
+                         "folder (no params.json or progress.csv); pass --log-dir DIR for "
+                         "the resumed run's logs and checkpoints" % (checkpoint_path, folder))
+    return folder
 
 
 def make_env(args, render_mode=None):
@@ -237,6 +291,98 @@ def make_env(args, render_mode=None):
         default_horizon = inner.horizon or FALLBACK_MAX_PATH_LENGTH
     env = normalize(inner, scale_reward=args.scale_reward, normalize_obs=args.normalize_obs)
     return env, args.max_path_length or default_horizon
+
+
+#: Words in the library's error messages that name a setting, and the flag that sets it,
+#: where the flag is not simply the name with "-" for "_" (DDPG's scale_reward is
+#: --ddpg-scale-reward; --scale-reward is normalize()'s).
+_FLAGS_OF_WORDS = {
+    "scale_reward": "--ddpg-scale-reward",
+    "bootstrap_truncated": "--original-truncation",
+    "action_merge_layer": "--qfunc-action-merge-layer",
+    "qfunc hidden_sizes": "--qfunc-hidden-sizes",
+    "policy hidden_sizes": "--policy-hidden-sizes",
+    "OUStrategy's dt": "--ou-dt",
+    "GaussianStrategy's sigma": "--gaussian-sigma",
+    "sigma_min": "--gaussian-sigma-min",
+    "decay_steps": "--gaussian-decay-steps",
+}
+
+
+def flags_named_in(message):
+    """The run_ddpg.py flags whose settings ``message`` (a library error) names, in order."""
+    dests = set(option_names())
+    named = []  # (position in the message, flag)
+    for words, flag in _FLAGS_OF_WORDS.items():
+        named.extend((match.start(), flag) for match in
+                     re.finditer(r"(?<![\w'])%s(?![\w'])" % re.escape(words), message))
+    for match in re.finditer(r"[A-Za-z][A-Za-z0-9_]*", message):
+        word = match.group(0)
+        if "_" in word and word in dests and word not in _FLAGS_OF_WORDS:
+            named.append((match.start(), "--" + word.replace("_", "-")))
+    found = []
+    for _, flag in sorted(named):
+        if flag not in found:
+            found.append(flag)
+    return found
+
+
+def usage_error(error):
+    """A library ``ValueError`` about a setting as a :class:`UsageError` naming its flags."""
+    message = str(error)
+    flags = flags_named_in(message)
+    if flags:
+        message += " (set with %s)" % " and ".join(flags)
+    return UsageError(message)
+
+
+def check_ctx(args):
+    """``--ctx gpu`` needs a GPU that MXNet can see: say so, with the flags that work."""
+    if args.ctx == "gpu" and num_gpus() == 0:
+        raise UsageError("--ctx gpu: MXNet sees no GPU (the CPU-only 'mxnet' wheel cannot "
+                         "use one; GPUs need 'mxnet-cu112'); use --ctx cpu, or --ctx auto "
+                         "for the GPU when there is one")
+
+
+def build_env(args, render_mode=None):
+    """:func:`make_env`, with a failure to make the environment as a :class:`UsageError`
+    naming ``--env`` (an unknown id, a discrete action space, a missing dependency)."""
+    try:
+        return make_env(args, render_mode=render_mode)
+    except Exception as error:  # pylint: disable=broad-except
+        message = "--env %s: %s" % (args.env, error)
+        if "continuous" in str(error) and "cartpole" in args.env.lower():
+            message += "; for the MXNet example's continuous cart-pole use --env cartpole"
+        elif "continuous" in str(error):
+            message += "; DDPG needs a gymnasium id with a Box action space, or --env cartpole"
+        raise UsageError(message) from error
+
+
+def prepare_run(argv):
+    """run_ddpg.py's run from its command line, built and checked; nothing is written.
+
+    Returns ``(args, env, max_path_length, algo)``, restored from ``--resume`` when given.
+    Every bad setting (flags, environment, hyperparameters, device, checkpoint) raises a
+    :class:`UsageError` naming the flag, before any folder is created.
+    """
+    args = parse_args_with_preset(build_parser(), argv)
+    if args.resume:
+        args = resumed_args(args, argv)
+    check_ctx(args)
+    problem = tensorboard_problem(args)
+    if problem:
+        raise UsageError(problem)
+    env, max_path_length = build_env(args)
+    try:
+        algo = make_algorithm(args, env, max_path_length)
+    except ValueError as error:
+        raise usage_error(error) from error
+    if args.resume:
+        try:
+            algo.restore(args.resume)
+        except CheckpointError as error:
+            raise UsageError("--resume %s: %s" % (args.resume, error)) from error
+    return args, env, max_path_length, algo
 
 
 def make_strategy(args, env_spec):

@@ -88,6 +88,40 @@ def raise_nonfinite_step(parts, observation, reward, algo):
                          + "; pass DDPG(..., skip_nonfinite=True) to skip such transitions")
 
 
+def finite_evaluation_paths(paths, epoch, skip_nonfinite):
+    """The evaluation paths whose observations and rewards are all finite.
+
+    A NaN or infinite reward (or observation) in an evaluation episode raises
+    :class:`NonFiniteError` naming the evaluation, the epoch, the episode and the step, as
+    the same value in training does; with ``skip_nonfinite`` the episode is left out instead.
+    Returns ``(finite paths, messages about the skipped ones)``, so that no NaN reaches the
+    tabular statistics.
+    """
+    kept, skipped = [], []
+    for episode, path in enumerate(paths):
+        rewards = np.asarray(path["rewards"], dtype=np.float64)
+        observations = np.asarray(path["observations"], dtype=np.float64)
+        bad_steps = np.flatnonzero(~np.isfinite(rewards))
+        bad_obs = (np.flatnonzero(~np.isfinite(observations).all(axis=1))
+                   if observations.ndim == 2 else np.array([], dtype=int))
+        if not (bad_steps.size or bad_obs.size):
+            kept.append(path)
+            continue
+        if bad_steps.size and (not bad_obs.size or bad_steps[0] <= bad_obs[0]):
+            what = "reward %r" % (rewards[bad_steps[0]],)
+            step = bad_steps[0]
+        else:
+            what = "observation %s" % (observations[bad_obs[0]],)
+            step = bad_obs[0]
+        message = ("evaluation episode %d of epoch %d: the environment returned a non-finite "
+                   "%s at step %d" % (episode, epoch, what, step + 1))
+        if not skip_nonfinite:
+            raise NonFiniteError(message + "; pass DDPG(..., skip_nonfinite=True) to skip "
+                                           "such episodes")
+        skipped.append(message)
+    return kept, skipped
+
+
 def check_divergence(epoch, statistics, network_params, where="at the end of the epoch"):
     """Raise :class:`DivergenceError` if an epoch statistic or a parameter is not finite.
 

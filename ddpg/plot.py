@@ -118,13 +118,15 @@ def build_parser():
         prog="python -m ddpg.plot",
         description="Plot mean +- std learning curves over seeds from progress.csv files. "
                     "Runs are grouped by the folder above their run folder "
-                    "(runs/bench/pendulum/seed_1 -> pendulum) unless --label says otherwise.")
+                    "(runs/bench/pendulum/seed_1 -> pendulum) unless --label says otherwise, "
+                    "and split by environment id and settings (each run's params.json): "
+                    "runs of different tasks are never averaged together.")
     parser.add_argument("paths", nargs="+",
                         help="progress.csv files, run folders, or folders above them")
     parser.add_argument("-o", "--output", required=True, help="image file to write (.png, ...)")
     parser.add_argument("--key", default="AverageReturn", help="column to plot")
     parser.add_argument("--x", default="TotalEnvSteps", help="column for the x axis")
-    parser.add_argument("--title", default=None)
+    parser.add_argument("--title", default=None, help="figure title")
     parser.add_argument("--label", action="append", type=_label_pair, default=[],
                         metavar="NAME=GLOB",
                         help="put runs whose path matches GLOB (fnmatch; * matches /) in group "

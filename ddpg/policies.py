@@ -8,6 +8,7 @@ import mxnet as mx
 
 from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes
 from ddpg.initializers import make_initializer
+from ddpg.mxnet_log import filters_mxnet_info
 from ddpg.utils import DEFAULT_POLICY_HIDDEN_SIZES, define_policy
 
 
@@ -72,6 +73,7 @@ class DeterministicMLPPolicy(Policy):
         """The policy's loss lives in DDPG's policy executor (it needs the Q network)."""
         raise NotImplementedError("the policy loss is built by DDPG from the Q-function")
 
+    @filters_mxnet_info
     def define_exe(self, ctx, init, updater, input_shapes=None, input_arrays=None):
         """Bind the batch executor ``exe`` and its batch-1 twin ``exe_one`` (shared weights).
 

@@ -11,6 +11,7 @@ import mxnet as mx
 
 from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes
 from ddpg.initializers import make_initializer
+from ddpg.mxnet_log import filters_mxnet_info
 from ddpg.utils import (DEFAULT_QFUNC_ACTION_MERGE_LAYER, DEFAULT_QFUNC_HIDDEN_SIZES,
                         define_qfunc)
 
@@ -98,6 +99,7 @@ class ContinuousMLPQ(QFunc):
         self.loss = mx.symbol.Group([self.loss, mx.symbol.BlockGrad(self.qval)] +
                                     list(extra_outputs))
 
+    @filters_mxnet_info
     def define_exe(self, ctx, init, updater, input_shapes=None, input_arrays=None):
         """Bind the loss executor and initialise every parameter with ``init``.
 

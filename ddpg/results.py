@@ -28,7 +28,7 @@ import os
 import numpy as np
 
 __all__ = ["PROGRESS_FILE", "find_progress_files", "read_rows", "read_curve",
-           "group_of", "group_runs", "aggregate", "mean_std", "write_json"]
+           "group_of", "group_runs", "run_settings", "aggregate", "mean_std", "write_json"]
 
 PROGRESS_FILE = "progress.csv"
 
@@ -117,11 +117,82 @@ def group_of(progress_path, labels=()):
     return os.path.basename(os.path.dirname(_run_folder(progress_path))) or "runs"
 
 
+#: Files in a run folder that hold run_ddpg.py's arguments (a Tune trial: run_args.json,
+#: since Tune's own params.json is the trial's configuration).
+RUN_ARGS_FILES = ("run_args.json", "params.json")
+#: Arguments that say how a run was carried out, not what it trains: runs that differ only
+#: in these (seeds above all) are averaged together.
+NOT_SETTINGS = frozenset(["seed", "log_dir", "resume", "n_epochs", "ctx", "no_progress_bar",
+                          "snapshot_mode", "snapshot_gap", "debug", "tensorboard",
+                          "tensorboard_every"])
+#: At most this many differing settings are written into a curve's label.
+LABEL_SETTINGS = 4
+
+
+def run_settings(progress_path):
+    """The settings of the run (run_ddpg.py's arguments from its folder, without
+    :data:`NOT_SETTINGS`), or None when its folder has no readable arguments file."""
+    folder = _run_folder(progress_path)
+    for name in RUN_ARGS_FILES:
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path):
+            continue
+        try:
+            with open(path) as args_file:
+                arguments = json.load(args_file)
+        except (OSError, ValueError):
+            return None
+        if isinstance(arguments, dict) and "env" in arguments:
+            return {key: value for key, value in arguments.items() if key not in NOT_SETTINGS}
+    return None
+
+
+def _signature(settings):
+    return None if settings is None else json.dumps(settings, sort_keys=True, default=str)
+
+
+def _setting_text(value):
+    if isinstance(value, (list, tuple)):
+        return " ".join(str(item) for item in value)
+    return str(value)
+
+
+def _label(base, settings, varying):
+    if settings is None:
+        return base
+    parts = [_setting_text(settings.get("env"))]
+    shown = [key for key in varying if key != "env"]
+    parts.extend("%s=%s" % (key, _setting_text(settings.get(key)))
+                 for key in shown[:LABEL_SETTINGS])
+    if len(shown) > LABEL_SETTINGS:
+        parts.append("+%d more settings" % (len(shown) - LABEL_SETTINGS))
+    return "%s (%s)" % (base, ", ".join(parts))
+
+
 def group_runs(progress_paths, labels=()):
-    """``{group: [progress paths]}``, groups in the order they first appear."""
-    groups = {}
+    """``{group label: [progress paths]}``, groups in the order they first appear.
+
+    Runs are first gathered by :func:`group_of` (a ``--label`` glob, else the folder above
+    the run folder), then split by their settings (:func:`run_settings`: environment id and
+    hyperparameters from the run's params.json), so that runs of different tasks or settings
+    are never averaged into one curve. A label is the group's name followed by the
+    environment id and the settings that differ between the groups of that name, e.g.
+    ``pendulum (Pendulum-v1)`` or ``lr (Pendulum-v1, qfunc_lr=0.001)``. Runs without a
+    params.json keep the name alone.
+    """
+    by_name = {}
     for path in progress_paths:
-        groups.setdefault(group_of(path, labels), []).append(path)
+        settings = run_settings(path)
+        variants = by_name.setdefault(group_of(path, labels), {})
+        variants.setdefault(_signature(settings), (settings, []))[1].append(path)
+    groups = {}
+    for name, variants in by_name.items():
+        known = [settings for settings, _ in variants.values() if settings is not None]
+        keys = sorted(set().union(*[set(settings) for settings in known])) if known else []
+        varying = [key for key in keys
+                   if len({_signature({"v": settings.get(key)}) for settings in known}) > 1]
+        for settings, paths in variants.values():
+            groups[_label(name, settings, varying)] = paths
     return groups
 
 

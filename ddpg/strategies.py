@@ -58,8 +58,8 @@ class OUStrategy(BaseStrategy):
         """Policy action plus the next OU state, clipped to the action bounds; flat shape."""
         action = np.asarray(policy.get_action(obs)).reshape(-1)
         ou_state = self.evolve_state()
-        low, high = self.action_space.bounds
-        return np.clip(action + ou_state, np.reshape(low, -1), np.reshape(high, -1))
+        return np.clip(action + ou_state, np.reshape(self.action_space.low, -1),
+                       np.reshape(self.action_space.high, -1))
 
 
 class GaussianStrategy(BaseStrategy):
@@ -94,9 +94,9 @@ class GaussianStrategy(BaseStrategy):
         self.sigma = sigma
         self.sigma_min = sigma_min
         self.decay_steps = None if decay_steps is None else int(decay_steps)
-        low, high = self.action_space.bounds
-        self._low = np.reshape(low, -1).astype(np.float64)
-        self._high = np.reshape(high, -1).astype(np.float64)
+        # low/high, not rllab's bounds: gym's Box and duck-typed spaces have no bounds
+        self._low = np.reshape(self.action_space.low, -1).astype(np.float64)
+        self._high = np.reshape(self.action_space.high, -1).astype(np.float64)
         self._scale = (self._high - self._low) / 2.0
         self.steps = 0  # actions taken so far: drives the decay
 

@@ -98,12 +98,14 @@ def _env_action(env, action):
     return np.reshape(action, env.action_space.shape)
 
 
-def rollout(env, agent, max_path_length=np.inf, animated=False):
+def rollout_path(env, agent, max_path_length=np.inf, animated=False):
     """Run one episode with ``agent.get_action(obs)`` and return it as an rllab path dict.
 
     The path ends when the environment says done or after ``max_path_length`` steps. Returns
     ``dict(observations, actions, rewards, terminated, truncated)``; ``terminated`` is True
     only for a true terminal state (not for a time limit), so callers can bootstrap correctly.
+    Spaces are only read through ``shape`` (observations are flattened with numpy), so any
+    rllab-style environment works.
     """
     observations, actions, rewards = [], [], []
     obs = env.reset()
@@ -113,7 +115,7 @@ def rollout(env, agent, max_path_length=np.inf, animated=False):
     while len(rewards) < max_path_length:
         action = np.asarray(agent.get_action(obs)).reshape(-1)
         next_obs, reward, done, info = env.step(_env_action(env, action))
-        observations.append(env.observation_space.flatten(obs))
+        observations.append(np.reshape(obs, -1))
         actions.append(action)
         rewards.append(reward)
         obs = next_obs
@@ -130,17 +132,34 @@ def rollout(env, agent, max_path_length=np.inf, animated=False):
                 truncated=truncated)
 
 
-def sample_rewards(env, policy, eval_samples, max_path_length):
-    """Reward sequences of whole deterministic rollouts totalling at least ``eval_samples`` steps.
+def rollout(env, agent, max_path_length=np.inf):
+    """The list of per-step rewards of one episode, as the original's ``rollout``.
+
+    The episode ends when the environment says done or after ``max_path_length`` steps, so
+    ``np.sum(rollout(env, agent))`` is its return. :func:`rollout_path` returns the whole
+    path (observations, actions, terminal and truncation flags).
+    """
+    return [float(reward) for reward in rollout_path(env, agent, max_path_length)["rewards"]]
+
+
+def sample_paths(env, policy, eval_samples, max_path_length=np.inf):
+    """Whole deterministic :func:`rollout_path` paths totalling at least ``eval_samples``
+    environment steps (at least one path)."""
+    paths = []
+    n_steps = 0
+    while n_steps < eval_samples or not paths:
+        path = rollout_path(env, policy, max_path_length=max_path_length)
+        paths.append(path)
+        n_steps += len(path["rewards"])
+    return paths
+
+
+def sample_rewards(env, policy, eval_samples, max_path_length=np.inf):
+    """Reward lists of whole deterministic rollouts totalling at least ``eval_samples`` steps.
 
     As in rllab, ``eval_samples`` counts environment steps, not rollouts (the original example
     ran ``eval_samples`` rollouts: 10,000 episodes of up to 1,000 steps). At least one rollout
-    is always run.
+    is always run. Each element is what :func:`rollout` returns: a list of per-step rewards.
     """
-    rewards = []
-    n_steps = 0
-    while n_steps < eval_samples or not rewards:
-        path = rollout(env, policy, max_path_length=max_path_length)
-        rewards.append(path["rewards"])
-        n_steps += len(path["rewards"])
-    return rewards
+    return [[float(reward) for reward in path["rewards"]]
+            for path in sample_paths(env, policy, eval_samples, max_path_length)]

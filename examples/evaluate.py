@@ -27,22 +27,22 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# Run from a checkout without installing: make ddpg and run_ddpg importable.
+# Run from a checkout without installing: make the repository's ddpg importable.
 sys.path.insert(0, os.path.join(HERE, os.pardir))
-sys.path.insert(0, HERE)
 
 import ddpg  # noqa: E402,F401  (before mxnet: ddpg sets MXNet's environment variables)
 import mxnet as mx  # noqa: E402
 
 from ddpg.checkpoint import CheckpointReader  # noqa: E402
+from ddpg.cli import UsageError, run_script  # noqa: E402
 from ddpg.envs import seed_env  # noqa: E402
 from ddpg.errors import CheckpointError  # noqa: E402
+from ddpg.experiment import build_env  # noqa: E402
 # shared with ddpg.export, which rebuilds the environment the same way
 from ddpg.export import apply_normalization, checkpoint_run_args, policy_options  # noqa: E402
 from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
 from ddpg.results import write_json  # noqa: E402
 
-import run_ddpg  # noqa: E402
 
 
 def build_parser():
@@ -51,7 +51,8 @@ def build_parser():
                     "report their returns.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("checkpoint", help="checkpoint folder (e.g. runs/x/params)")
-    parser.add_argument("--episodes", type=int, default=10)
+    parser.add_argument("--episodes", type=int, default=10,
+                        help="deterministic episodes to run (at least 1)")
     parser.add_argument("--render", default=None, metavar="OUT.gif",
                         help="write the first episode as an animated GIF (needs a gymnasium "
                              "environment that renders rgb_array frames, and Pillow)")
@@ -72,12 +73,18 @@ def build_parser():
     parser.add_argument("--freeze-obs-stats", action="store_true",
                         help="keep the checkpoint's observation statistics fixed (as an "
                              "exported policy does) instead of updating them while evaluating")
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks instead of one-line error messages (also: "
+                             "DDPG_DEBUG=1)")
     return parser
 
 
 def run_arguments(manifest, env_override):
     """run_ddpg.py's arguments for rebuilding the environment (its defaults where unknown)."""
-    return checkpoint_run_args(manifest, env_override)
+    try:
+        return checkpoint_run_args(manifest, env_override)
+    except CheckpointError as error:
+        raise UsageError(str(error)) from error
 
 
 def load_policy(reader, env):
@@ -114,12 +121,12 @@ class OnnxPolicy(object):
         try:
             import onnxruntime
         except ImportError:
-            raise RuntimeError("--onnx needs onnxruntime: pip install onnxruntime==1.32.0 "
+            raise UsageError("--onnx needs onnxruntime: pip install onnxruntime==1.32.0 "
                                "(or pip install -e \".[onnx]\")")
         self.session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
         model_input, = self.session.get_inputs()
         if model_input.shape[-1] != obs_dim:
-            raise RuntimeError("%s takes %s observation values; the environment has %d"
+            raise UsageError("--onnx %s takes %s observation values; the environment has %d"
                                % (path, model_input.shape[-1], obs_dim))
         self.input_name = model_input.name
 
@@ -128,16 +135,20 @@ class OnnxPolicy(object):
         return self.session.run(None, {self.input_name: batch})[0][0]
 
 
+class RenderError(RuntimeError):
+    """--render cannot work with this environment or installation."""
+
+
 def render_frame(env):
     """One rgb_array frame, or a clear error when the environment cannot give one."""
     try:
         frame = env.render()
     except Exception as error:  # pylint: disable=broad-except
-        raise RuntimeError("the environment could not render a frame (%s: %s)"
+        raise RenderError("the environment could not render a frame (%s: %s)"
                            % (type(error).__name__, error)) from error
     shape = np.shape(frame) if isinstance(frame, np.ndarray) else None
     if shape is None or len(shape) != 3 or shape[-1] not in (3, 4):
-        raise RuntimeError(
+        raise RenderError(
             "the environment does not render rgb_array frames (render() gave %s); --render "
             "needs a gymnasium environment that supports render_mode='rgb_array'"
             % ("a %s" % type(frame).__name__ if shape is None else
@@ -164,6 +175,17 @@ def run_episode(env, policy, max_path_length, frames=None, reward_scale=1.0):
     return total, length
 
 
+def run_episodes(env, policy, max_path_length, episodes, render, reward_scale=1.0):
+    """Returns, lengths and (when ``render``) the first episode's frames."""
+    returns, lengths, frames = [], [], ([] if render else None)
+    for episode in range(episodes):
+        total, length = run_episode(env, policy, max_path_length,
+                                    frames if episode == 0 else None, reward_scale)
+        returns.append(total)
+        lengths.append(length)
+    return returns, lengths, frames
+
+
 def write_gif(frames, path, fps):
     """Write ``frames`` (H x W x 3 uint8 arrays) as a looping GIF with Pillow, or imageio."""
     images = [np.asarray(frame, dtype=np.uint8) for frame in frames]
@@ -180,7 +202,7 @@ def write_gif(frames, path, fps):
     try:
         import imageio
     except ImportError:
-        raise RuntimeError("writing a GIF needs Pillow or imageio; install one of them "
+        raise RenderError("writing a GIF needs Pillow or imageio; install one of them "
                            "(pip install pillow)")
     imageio.mimsave(path, images, duration=duration_ms / 1000.0, loop=0)
     return path
@@ -190,9 +212,16 @@ def main(argv=None):
     options = build_parser().parse_args(argv)
     if options.episodes < 1:
         build_parser().error("--episodes must be at least 1")
-    reader = CheckpointReader(options.checkpoint)
+    if options.max_path_length is not None and options.max_path_length < 1:
+        build_parser().error("--max-path-length must be at least 1")
+    if options.fps < 1:
+        build_parser().error("--fps must be at least 1")
+    try:
+        reader = CheckpointReader(options.checkpoint)
+    except CheckpointError as error:
+        raise UsageError("checkpoint %s: %s" % (options.checkpoint, error)) from error
     args = run_arguments(reader.manifest, options.env)
-    env, max_path_length = run_ddpg.make_env(
+    env, max_path_length = build_env(
         args, render_mode="rgb_array" if options.render else None)
     max_path_length = options.max_path_length or max_path_length
     if options.env is None:
@@ -204,18 +233,23 @@ def main(argv=None):
         policy = OnnxPolicy(options.onnx, env.observation_space.flat_dim)
         acting_env, reward_scale = env.wrapped_env, env.scale_reward
     else:
-        policy = load_policy(reader, env)
+        try:
+            policy = load_policy(reader, env)
+        except CheckpointError as error:
+            raise UsageError("checkpoint %s: %s%s" % (
+                options.checkpoint, error,
+                " (--env %s is not the environment it was trained on)" % options.env
+                if options.env else "")) from error
         acting_env, reward_scale = env, 1.0
     seed = options.seed if options.seed is not None else int(args.seed) + 1
     np.random.seed(seed)
     seed_env(env, seed)
 
-    returns, lengths, frames = [], [], ([] if options.render else None)
-    for episode in range(options.episodes):
-        total, length = run_episode(acting_env, policy, max_path_length,
-                                    frames if episode == 0 else None, reward_scale)
-        returns.append(total)
-        lengths.append(length)
+    try:
+        returns, lengths, frames = run_episodes(acting_env, policy, max_path_length,
+                                                options.episodes, options.render, reward_scale)
+    except RenderError as error:
+        raise UsageError("--render %s: %s" % (options.render, error)) from error
     stats = {"episodes": len(returns), "mean": float(np.mean(returns)),
              "std": float(np.std(returns)), "min": float(np.min(returns)),
              "max": float(np.max(returns)), "mean_length": float(np.mean(lengths))}
@@ -229,13 +263,13 @@ def main(argv=None):
                                 stats["episodes"], stats["mean"], stats["std"],
                                 stats["min"], stats["max"], stats["mean_length"]))
     if options.render:
-        write_gif(frames, options.render, options.fps)
+        try:
+            write_gif(frames, options.render, options.fps)
+        except RenderError as error:
+            raise UsageError("--render %s: %s" % (options.render, error)) from error
         print("wrote %d frames to %s" % (len(frames), options.render))
     return stats
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (CheckpointError, RuntimeError) as error:
-        sys.exit("error: %s" % error)
+    run_script(main)

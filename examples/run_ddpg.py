@@ -22,13 +22,13 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 from ddpg import logger  # noqa: E402
+from ddpg.cli import run_script  # noqa: E402
 # The parser and the builders live in the library, where Ray Tune sweeps (ddpg.tune) use them
 # too; the names stay importable from here (tests and examples/evaluate.py use them).
 from ddpg.experiment import (  # noqa: E402,F401
     CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH, RESUME_FLAGS, build_parser,
-    close_logging, explicit_flags, make_algorithm, make_env, make_strategy, resumed_args,
-    setup_logging, setup_tensorboard, tensorboard_problem, updates_per_sample)
-from ddpg.presets import parse_args_with_preset  # noqa: E402
+    close_logging, explicit_flags, make_algorithm, make_env, make_strategy, prepare_run,
+    resumed_args, setup_logging, setup_tensorboard, updates_per_sample)
 
 __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS",
            "build_parser", "explicit_flags", "make_env", "make_strategy", "resumed_args",
@@ -36,19 +36,13 @@ __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS
 
 
 def main(argv=None):
-    # --preset supplies the defaults; flags given explicitly override it
-    args = parse_args_with_preset(build_parser(), argv)
-    if args.resume:
-        args = resumed_args(args, argv)
-    problem = tensorboard_problem(args)
-    if problem:  # one line, not argparse's usage: the flags themselves were fine
-        parser = build_parser()
-        parser.exit(2, "%s: error: %s\n" % (parser.prog, problem))
-    env, max_path_length = make_env(args)
+    # everything is parsed, built and checked (and a --resume checkpoint restored) before
+    # the log folder is created: a run that fails before training leaves nothing behind
+    args, env, max_path_length, algo = prepare_run(argv)
     setup_logging(args.log_dir, args)
-    algo = make_algorithm(args, env, max_path_length)
+    if args.log_dir:
+        logger.log("Run folder: %s" % os.path.abspath(args.log_dir))
     if args.resume:
-        algo.restore(args.resume)
         logger.log("Resumed from %s at epoch %d; training to epoch %d"
                    % (args.resume, algo.epoch, algo.n_epochs))
     setup_tensorboard(args, algo)
@@ -66,4 +60,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -25,6 +25,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 from ddpg import experiment  # noqa: E402
+from ddpg.cli import run_script  # noqa: E402
 from ddpg import tune as ddpg_tune  # noqa: E402
 
 
@@ -60,7 +61,8 @@ def build_parser():
     run = parser.add_argument_group("trials")
     run.add_argument("--max-concurrent", type=int, default=None,
                      help="trials at once (default: as many as the CPUs allow)")
-    run.add_argument("--cpus-per-trial", type=float, default=1.0)
+    run.add_argument("--cpus-per-trial", type=float, default=1.0,
+                     help="CPUs Ray reserves for each trial")
     run.add_argument("--gpus-per-trial", type=float, default=0.0,
                      help="GPU share per trial (0.5: two trials per GPU); above 0 trials "
                           "train on the GPU")
@@ -93,12 +95,16 @@ def build_parser():
                        help="train nothing: print and write the results of sweep --name")
     where.add_argument("--metric", default="AverageReturn",
                        help="progress.csv column that ranks the configurations")
-    where.add_argument("--mode", choices=["max", "min"], default="max")
+    where.add_argument("--mode", choices=["max", "min"], default="max",
+                       help="rank configurations by the highest or the lowest --metric")
     where.add_argument("--verbose", type=int, choices=[0, 1, 2], default=1,
                        help="Tune's console output")
     where.add_argument("--trial-output", action="store_true",
                        help="also show the trials' own output here (it is always in their "
                             "folders: stdout, stderr, debug.log)")
+    where.add_argument("--debug", action="store_true",
+                       help="show tracebacks instead of one-line error messages (also: "
+                            "DDPG_DEBUG=1)")
     return parser
 
 
@@ -117,6 +123,14 @@ def run_flags(run_argv):
                                          parser_class=experiment.RaisingArgumentParser)
     except ValueError as error:
         raise ValueError("run_ddpg.py flags after --: %s" % (error,))
+
+
+def check_environment(run_argv):
+    """Make the trials' environment once, so that a wrong ``-- --env`` is an error here
+    rather than in every trial (as run_ddpg.py would say it, naming --env)."""
+    given = run_flags(run_argv)
+    if "env" in given:
+        experiment.build_env(experiment.args_from_config({"env": given["env"]}))
 
 
 def report(args, folder):
@@ -164,6 +178,7 @@ def main(argv=None):
                 grid=args.grid, choice=args.choice, uniform=args.uniform,
                 loguniform=args.loguniform, space_json=read_space_option(args.space),
                 fixed=run_flags(run_argv))
+            check_environment(run_argv)
             ddpg_tune.check_sweep(
                 space, seeds=args.seeds, num_samples=args.num_samples,
                 max_concurrent=args.max_concurrent, cpus_per_trial=args.cpus_per_trial,
@@ -213,4 +228,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

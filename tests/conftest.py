@@ -1,4 +1,11 @@
-"""Import ddpg before anything imports mxnet, so its MXNet settings apply from library load."""
+"""Import ddpg before anything imports mxnet, so its MXNet settings apply from library load.
+
+Every test must leave the folder pytest runs in (and tests/) as it found it: a library or a
+script that writes files nobody asked for (MuJoCo's MUJOCO_LOG.TXT, a stray GIF or log) fails
+the test that did it.
+"""
+import os
+
 import pytest
 
 import ddpg  # noqa: F401
@@ -13,3 +20,23 @@ def quiet_logger():
     logger.set_log_tabular_only(True)
     yield
     logger.reset()
+
+
+#: What test tooling itself keeps in the folder (pytest's and hypothesis's caches).
+TOOL_FILES = {".pytest_cache", "__pycache__", ".hypothesis"}
+WATCHED_FOLDERS = sorted({os.getcwd(), os.path.dirname(os.path.abspath(__file__))})
+
+
+def _listing():
+    return {folder: set(os.listdir(folder)) - TOOL_FILES for folder in WATCHED_FOLDERS}
+
+
+@pytest.fixture(autouse=True)
+def leaves_the_working_folder_clean():
+    before = _listing()
+    yield
+    after = _listing()
+    new = {folder: sorted(after[folder] - before[folder]) for folder in WATCHED_FOLDERS
+           if after[folder] - before[folder]}
+    if new:
+        pytest.fail("the test wrote files into the working folder: %s" % new)

@@ -125,7 +125,7 @@ def test_plot_writes_a_png(bench_out, tmp_path):
          "--hline", "SB3 zoo=-152", "--title", "smoke"],
         capture_output=True, text=True, timeout=120, cwd=REPO)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "pendulum: 2 run(s)" in result.stdout
+    assert "pendulum (Pendulum-v1): 2 run(s)" in result.stdout
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
 
@@ -307,3 +307,38 @@ def test_train_return_last_weights_epochs_by_their_episodes(tmp_path):
     assert learning.train_return_last(path, window=2500) == (10.0 + 3 * 40.0) / 4
     assert learning.train_return_last(path, window=10 ** 6) == (2 * 5 + 10 + 120.0) / 6
     assert learning.train_return_last(path, window=500) == 40.0
+
+
+def write_params(folder, **arguments):
+    settings = dict(env="Pendulum-v1", qfunc_lr=0.001, seed=1, log_dir=str(folder))
+    settings.update(arguments)
+    with open(os.path.join(str(folder), "params.json"), "w") as params:
+        json.dump(settings, params)
+
+
+def test_runs_of_different_tasks_or_settings_are_never_averaged(tmp_path):
+    from ddpg.results import group_runs
+    runs = {"a/seed_1": dict(env="Pendulum-v1", seed=1),
+            "a/seed_2": dict(env="Pendulum-v1", seed=2),
+            "b/seed_1": dict(env="HalfCheetah-v5", seed=1),
+            "c/seed_1": dict(env="Pendulum-v1", seed=1, qfunc_lr=0.01)}
+    for name, arguments in runs.items():
+        progress = write_csv(str(tmp_path / "runs" / name / "progress.csv"), [[0, -1.0, 100]])
+        write_params(os.path.dirname(progress), **arguments)
+    # all four under one folder name, as `python -m ddpg.plot runs/a runs/b` of seed folders
+    files = find_progress_files([str(tmp_path / "runs")])
+    groups = group_runs(files, labels=[("all", "*")])
+    assert sorted(len(paths) for paths in groups.values()) == [1, 1, 2]
+    labels = sorted(groups)
+    assert any("Pendulum-v1" in label and "qfunc_lr=0.01" in label for label in labels)
+    assert any("HalfCheetah-v5" in label for label in labels)
+    for paths in groups.values():
+        assert len({os.path.basename(os.path.dirname(os.path.dirname(p))) for p in paths}) == 1
+
+
+def test_flags_that_only_say_how_to_run_never_split_plot_groups():
+    """Every flag allowed beside --resume (how to continue a run, not what it trains) is left
+    out of the settings that group runs into curves."""
+    from ddpg.experiment import RESUME_FLAGS
+    from ddpg.results import NOT_SETTINGS
+    assert set(RESUME_FLAGS) <= NOT_SETTINGS

@@ -21,7 +21,8 @@ def build(env=None, spec_env=None, **kwargs):
     """DDPG on ``env``; policy, Q and strategy are sized from ``spec_env`` (default ``env``)."""
     env = env or PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
     spec = (spec_env or env).spec
-    options = dict(ctx=mx.cpu(), batch_size=4, memory_size=100, seed=1, progress_bar=False)
+    options = dict(ctx=mx.cpu(), batch_size=4, memory_size=100, memory_start_size=100, seed=1,
+                   progress_bar=False)
     options.update(kwargs)
     return DDPG(env, DeterministicMLPPolicy(spec, hidden_sizes=(8, 8)),
                 ContinuousMLPQ(spec, hidden_sizes=(8, 8, 8)), OUStrategy(spec), **options)
@@ -246,3 +247,10 @@ def test_any_mxnet_optimiser_runs_an_update(name):
         assert np.abs(after[key] - before[key]).max() > 1e-6, key
     # and the optimiser really is the requested one
     assert type(algo.qfunc.updater.optimizer).__name__.lower() == name.lower()
+
+
+def test_memory_start_size_above_memory_size_is_rejected_with_both_names():
+    with pytest.raises(ValueError) as info:
+        build(memory_size=50, memory_start_size=60)
+    assert "memory_start_size (60)" in str(info.value)
+    assert "memory_size (50)" in str(info.value)

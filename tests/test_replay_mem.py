@@ -271,7 +271,7 @@ def test_ddpg_training_memory_never_crosses_episodes(bootstrap_truncated,
     algo = DDPG(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(4,)),
                 ContinuousMLPQ(env.spec, hidden_sizes=(4, 4), action_merge_layer=1),
                 OUStrategy(env.spec), ctx=mx.cpu(), batch_size=4, n_epochs=1,
-                epoch_length=steps, memory_size=20, memory_start_size=10 ** 6,
+                epoch_length=steps, memory_size=20, memory_start_size=20,
                 max_path_length=horizon, eval_samples=1, seed=5,
                 bootstrap_truncated=bootstrap_truncated,
                 include_horizon_terminal=include_horizon_terminal, progress_bar=False)

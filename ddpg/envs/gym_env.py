@@ -63,6 +63,44 @@ def _wrapper_chain(env):
     return chain
 
 
+def _is_mujoco_id(env_id):
+    """Whether gymnasium's registry says ``env_id`` is a MuJoCo environment (an unknown id
+    is not: gymnasium.make then gives its own error)."""
+    try:
+        entry_point = gymnasium.spec(env_id).entry_point
+    except Exception:  # pylint: disable=broad-except
+        return False
+    module = entry_point if isinstance(entry_point, str) else getattr(entry_point,
+                                                                      "__module__", "")
+    return "mujoco" in str(module)
+
+
+def keep_mujoco_log_out_of_cwd():
+    """Stop MuJoCo from appending its warnings to ``MUJOCO_LOG.TXT`` in the current folder.
+
+    MuJoCo writes every warning (gymnasium's HalfCheetah model has a deprecated attribute,
+    so every run warns) both to the console and to that file, in whatever folder the program
+    runs from. The console copy is kept; the file is not written. MuJoCo 3.x, which has no
+    log configuration, gets a warning callback that prints to stderr instead (its default
+    handler is what writes the file). Returns whether MuJoCo could be configured.
+    """
+    try:
+        import mujoco
+    except ImportError:
+        return False
+    config_class = getattr(mujoco, "MjLogConfig", None)
+    if config_class is not None:
+        config = config_class.get()
+        if config.logto_file:
+            config.logto_file = False
+            config.set()
+        return True
+    if getattr(mujoco, "get_mju_user_warning", lambda: None)() is None:
+        mujoco.set_mju_user_warning(
+            lambda message: print("MuJoCo warning: %s" % message, file=sys.stderr))
+    return True
+
+
 def _fresh_copy(env):
     """An independent copy of a live environment instance.
 
@@ -104,6 +142,8 @@ class GymEnv(Env):
         if isinstance(env_or_id, str):
             if record_video:
                 make_kwargs.setdefault("render_mode", "rgb_array")
+            if _is_mujoco_id(env_or_id):
+                keep_mujoco_log_out_of_cwd()
             base_env = gymnasium.make(env_or_id, **make_kwargs)
             self.env_id = env_or_id
             self._made_from_id = True

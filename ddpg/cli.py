@@ -1,0 +1,56 @@
+"""How the example scripts report errors: a message naming the flag, not a traceback.
+
+A user who types a wrong value wants to know what is wrong and which flag fixes it; a
+traceback of the library's internals says neither. :func:`run_script` runs a script's
+``main`` and turns a :class:`UsageError` (a bad flag, found before anything is written) into
+one line on stderr and exit status 2, as argparse does for the flags it checks itself. The
+faults of a run (:mod:`ddpg.errors`: the environment returned NaN, training diverged, the
+environment crashed) are reported the same way with exit status 1. ``--debug`` or
+``DDPG_DEBUG=1`` shows the traceback instead.
+"""
+import os
+import sys
+
+from ddpg.errors import CheckpointError, DivergenceError, EnvError, NonFiniteError
+
+__all__ = ["UsageError", "DEBUG_VARIABLE", "debug_requested", "run_script"]
+
+#: Set to 1 to see tracebacks instead of one-line messages.
+DEBUG_VARIABLE = "DDPG_DEBUG"
+
+#: Faults of a run (not of its flags): a message, exit status 1.
+RUN_FAULTS = (NonFiniteError, DivergenceError, EnvError, CheckpointError)
+
+
+class UsageError(ValueError):
+    """A command-line value that cannot work; the message names the flag that fixes it."""
+
+
+def debug_requested(argv):
+    """Whether ``--debug`` is among the script's own arguments (before a ``--``) or
+    ``DDPG_DEBUG`` is set to something other than 0."""
+    own = list(argv)
+    if "--" in own:
+        own = own[:own.index("--")]
+    return "--debug" in own or os.environ.get(DEBUG_VARIABLE, "0") not in ("", "0")
+
+
+def run_script(main, argv=None, prog=None):
+    """``main(argv)``; a :class:`UsageError` or a run fault becomes a message and an exit.
+
+    Returns what ``main`` returns. The message is ``PROG: error: MESSAGE`` on stderr; exit
+    status 2 for a usage error, 1 for a fault of the run.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    prog = prog or os.path.basename(sys.argv[0])
+    if debug_requested(argv):
+        return main(argv)
+    try:
+        return main(argv)
+    except UsageError as error:
+        print("%s: error: %s" % (prog, error), file=sys.stderr)
+        sys.exit(2)
+    except RUN_FAULTS as error:
+        print("%s: error: %s\n(%s=1 or --debug shows the traceback)"
+              % (prog, error, DEBUG_VARIABLE), file=sys.stderr)
+        sys.exit(1)
