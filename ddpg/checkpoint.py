@@ -700,6 +700,33 @@ def restore(algo, path, log=None, trust_pickle=False):
         log("Loading the pickled (format version %d) checkpoint %s because trust_pickle is "
             "set: unpickling runs any code the files name" % (PICKLED_FORMAT_VERSION,
                                                               reader.path))
+    try:
+        params, states, memory, apply_state = _read_and_check(algo, reader, log)
+    except CheckpointError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError,
+            RecursionError) as error:
+        # data of the right format but the wrong shape (a hand-edited or crafted file)
+        raise CheckpointError("the checkpoint %s is malformed (%s: %s)"
+                              % (reader.path, type(error).__name__, str(error)[:300]))
+
+    # -- every check passed: assign ---------------------------------------------------------
+    _apply_updater_states(algo, states)
+    for network, values in params.items():
+        arrays = network_params(algo, network)
+        for name, value in values.items():
+            arrays[name][:] = value
+    algo.memory = memory
+    apply_state()
+    mx.nd.waitall()
+    return manifest
+
+
+def _read_and_check(algo, reader, log):
+    """Read every file of the checkpoint and check it against ``algo``, changing nothing.
+    Returns the parameters, the optimiser appliers, the replay memory and the function that
+    assigns the training state."""
+    manifest = reader.manifest
     _check_spaces(algo, manifest, reader.path)
     _check_hyperparameters(algo, manifest, reader.path, log)
 
@@ -727,17 +754,7 @@ def restore(algo, path, log=None, trust_pickle=False):
     memory = _build_memory(algo, reader.memory_arrays(), reader.path)
     training_state = reader.training_state()
     apply_state = _prepare_training_state(algo, training_state, reader.path, log)
-
-    # -- every check passed: assign ---------------------------------------------------------
-    _apply_updater_states(algo, states)
-    for network, values in params.items():
-        arrays = network_params(algo, network)
-        for name, value in values.items():
-            arrays[name][:] = value
-    algo.memory = memory
-    apply_state()
-    mx.nd.waitall()
-    return manifest
+    return params, states, memory, apply_state
 
 
 def _check_spaces(algo, manifest, path):

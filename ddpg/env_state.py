@@ -38,7 +38,7 @@ import numpy as np
 
 from ddpg.envs.gym_state import EXACT, RESET
 from ddpg.envs.normalized_env import NormalizedEnv
-from ddpg.plain_data import NotPlainData, check_plain
+from ddpg.plain_data import NotPlainData, check_plain, require_keys
 
 __all__ = ["EXACT", "RESET", "capture_env_state", "prepare_env_restore", "capture_kind"]
 
@@ -93,6 +93,7 @@ def prepare_env_restore(env, saved, what="environment"):
         raise ValueError("the checkpoint's %s is %s (%s) but this one is %s (%s)"
                          % (what, kind, saved.get("type"), current, _type_name(env)))
     if kind == "custom":
+        require_keys(saved, ("state",), "the checkpoint's %s" % what)
         state = saved["state"]
         check = getattr(env, "check_checkpoint_state", None)
         if callable(check):
@@ -112,7 +113,10 @@ def capture_kind(env):
 
 
 def _prepare_normalize(env, saved, what):
+    require_keys(saved, ("stats", "inner"), "the checkpoint's normalised %s" % what)
     stats = saved["stats"]
+    require_keys(stats, ("obs_mean", "obs_var", "reward_mean", "reward_var"),
+                 "the checkpoint's normalisation statistics")
     current = env.get_param_values()
     for key in ("obs_mean", "obs_var"):
         shape = np.shape(stats[key])

@@ -179,12 +179,18 @@ def build_parser(parser_class=argparse.ArgumentParser):
                           "settings; only %s may be given with it"
                           % ", ".join("--" + flag.replace("_", "-")
                                       for flag in RESUME_FLAGS[1:]))
+    run.add_argument("--trust-pickle", action="store_true",
+                     help="with --resume: also open a checkpoint of the older, pickled format "
+                          "(version 1); unpickling can run any code, so only for checkpoints "
+                          "you trust")
     return parser
 
 
 #: Flags that may accompany --resume: they say how to continue a run, not what it trains.
 RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "snapshot_mode", "snapshot_gap", "ctx",
-                "no_progress_bar")
+                "no_progress_bar", "trust_pickle")
+#: Flags about one invocation, not the run: not saved in checkpoints.
+INVOCATION_FLAGS = ("resume", "trust_pickle")
 
 
 def explicit_flags(argv, parser_class=argparse.ArgumentParser):
@@ -303,7 +309,7 @@ def make_algorithm(args, env, max_path_length):
         gradient_steps=args.gradient_steps)
     # what --resume needs to rebuild this run, saved in every checkpoint's manifest
     algo.checkpoint_metadata = {"run_args": {key: value for key, value in vars(args).items()
-                                             if key != "resume"}}
+                                             if key not in INVOCATION_FLAGS}}
     return algo
 
 

@@ -113,6 +113,15 @@ def decode(json_tree, arrays):
     return walk(json_tree)
 
 
+def require_keys(value, keys, what):
+    """``ValueError`` unless ``value`` is a dict holding every one of ``keys``."""
+    if not isinstance(value, dict):
+        raise ValueError("%s is a %s, not a dict" % (what, type(value).__name__))
+    missing = [key for key in keys if key not in value]
+    if missing:
+        raise ValueError("%s lacks %s" % (what, ", ".join(missing)))
+
+
 def check_plain(tree):
     """Raise :class:`NotPlainData` unless ``tree`` is plain data (nothing is kept)."""
     encode(tree)

@@ -9,7 +9,8 @@ read), so evaluating is quick whatever the checkpoint's size. The environment an
 network are rebuilt from the checkpoint: the arguments ``run_ddpg.py`` saved in its manifest,
 or ``--env`` for checkpoints written from Python. A normalised environment also gets the
 training run's observation/reward statistics, so normalised observations mean what they
-meant in training.
+meant in training. Only data is read; a checkpoint of the older, pickled format needs
+``--trust-pickle`` for its normalisation statistics (see docs/checkpoints.md).
 """
 import argparse
 import os
@@ -55,6 +56,10 @@ def build_parser():
                              "written by run_ddpg.py, or to evaluate on another one")
     parser.add_argument("--json", default=None, metavar="OUT.json",
                         help="also write the statistics and every episode's return as JSON")
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="also open a checkpoint of the older, pickled format (version "
+                             "1); unpickling can run any code, so only for checkpoints you "
+                             "trust")
     return parser
 
 
@@ -175,7 +180,7 @@ def main(argv=None):
     options = build_parser().parse_args(argv)
     if options.episodes < 1:
         build_parser().error("--episodes must be at least 1")
-    reader = CheckpointReader(options.checkpoint)
+    reader = CheckpointReader(options.checkpoint, trust_pickle=options.trust_pickle)
     args = run_arguments(reader.manifest, options.env)
     env, max_path_length = run_ddpg.make_env(
         args, render_mode="rgb_array" if options.render else None)

@@ -13,6 +13,9 @@ With ``--log-dir`` a checkpoint is saved there after every epoch (``--snapshot-m
 is continued with ``--resume`` (its settings come from the checkpoint):
 
     python examples/run_ddpg.py --resume runs/cartpole/params --n-epochs 40
+
+Checkpoints hold no pickle and resuming reads data only; a checkpoint of the older, pickled
+format opens only with ``--trust-pickle`` (see docs/checkpoints.md).
 """
 import os
 import sys
@@ -27,6 +30,7 @@ from ddpg.experiment import (  # noqa: E402,F401
     CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH, RESUME_FLAGS, build_parser,
     close_logging, explicit_flags, make_algorithm, make_env, make_strategy, resumed_args,
     setup_logging, updates_per_sample)
+from ddpg.errors import CheckpointError  # noqa: E402
 from ddpg.presets import parse_args_with_preset  # noqa: E402
 
 __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS",
@@ -43,7 +47,7 @@ def main(argv=None):
     setup_logging(args.log_dir, args)
     algo = make_algorithm(args, env, max_path_length)
     if args.resume:
-        algo.restore(args.resume)
+        algo.restore(args.resume, trust_pickle=args.trust_pickle)
         logger.log("Resumed from %s at epoch %d; training to epoch %d"
                    % (args.resume, algo.epoch, algo.n_epochs))
     logger.log("Training DDPG on %s (ctx %s, max_path_length %d)"
@@ -60,4 +64,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except CheckpointError as error:  # a message naming the fix, not a traceback
+        sys.exit("error: %s" % error)

@@ -18,6 +18,8 @@ after a reset the joint solver corrects them, which changes the returns noticeab
 
 import numpy as np
 
+from ddpg.plain_data import require_keys
+
 from .base import Env, Step
 from .spaces import Box
 
@@ -102,6 +104,7 @@ class CartpoleEnv(Env):
 
     def check_checkpoint_state(self, saved):
         """``ValueError`` unless ``saved`` (from :meth:`get_checkpoint_state`) fits."""
+        require_keys(saved, ("state", "quirk_pending", "seeded", "rng"), "a cart-pole state")
         state = saved["state"]
         if state is not None and np.shape(state) != (4,):
             raise ValueError("a cart-pole state has shape (4,), not %s" % (np.shape(state),))

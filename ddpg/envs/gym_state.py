@@ -22,6 +22,8 @@ Those two continue an episode exactly (``episode`` is ``"exact"``); for other en
 """
 import numpy as np
 
+from ddpg.plain_data import require_keys
+
 EXACT = "exact"
 RESET = "reset"
 
@@ -137,6 +139,8 @@ def capture(library, gym_env, env_id, pending_seed):
 
 def check(library, gym_env, env_id, saved):
     """``ValueError`` unless ``saved`` (from :func:`capture`) fits ``gym_env``."""
+    require_keys(saved, ("env_id", "type", "episode", "physics", "pending_seed", "has_reset",
+                         "rng", "rng_seed", "elapsed_steps"), "a gymnasium environment state")
     unwrapped = gym_env.unwrapped
     if saved["env_id"] != env_id or saved["type"] != _type_name(unwrapped):
         raise ValueError("the saved environment is %s (%s) but this one is %s (%s)"
@@ -145,10 +149,20 @@ def check(library, gym_env, env_id, saved):
     if len(saved["elapsed_steps"]) != len(chain):
         raise ValueError("the saved environment has %d wrappers, this one %d"
                          % (len(saved["elapsed_steps"]), len(chain)))
+    if not isinstance(saved["elapsed_steps"], list) or not all(
+            steps is None or isinstance(steps, int) for steps in saved["elapsed_steps"]):
+        raise ValueError("the saved step counters are not a list of integers")
+    if saved["rng"] is not None:
+        try:
+            np.random.default_rng().bit_generator.__class__().state = saved["rng"]
+        except (TypeError, ValueError, KeyError) as error:
+            raise ValueError("the saved generator state is unusable (%s)" % error)
     physics = saved["physics"]
     if physics is None:
         return
+    require_keys(physics, ("kind",), "the saved physics")
     if physics["kind"] == "mujoco":
+        require_keys(physics, ("sizes", "integration", "arrays", "flags"), "a MuJoCo state")
         mujoco = mujoco_module(unwrapped)
         sizes = None if mujoco is None else _mujoco_sizes(unwrapped.model)
         if sizes != physics["sizes"]:
@@ -158,7 +172,10 @@ def check(library, gym_env, env_id, saved):
         if np.shape(physics["integration"]) != (size,):
             raise ValueError("the saved MuJoCo state has %s values, this model needs %d"
                              % (np.shape(physics["integration"]), size))
-    elif physics["kind"] != "attributes":
+        for name, array in physics["arrays"].items():
+            if not isinstance(array, np.ndarray):
+                raise ValueError("the saved MuJoCo array %s is not an array" % name)
+    elif physics["kind"] != "attributes" or not isinstance(physics.get("values"), dict):
         raise ValueError("unknown saved physics kind %r" % (physics["kind"],))
     elif not type(unwrapped).__module__.startswith(CLASSIC_CONTROL_MODULES):
         raise ValueError("the saved environment's state is a classic-control state; this is "
