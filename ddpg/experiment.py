@@ -9,6 +9,7 @@ arguments by going through the parser itself, so types, choices and presets are 
 exactly as on the command line.
 """
 import argparse
+import csv
 import json
 import os
 
@@ -23,7 +24,7 @@ from ddpg.td3 import TD3
 
 __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS",
            "RaisingArgumentParser", "build_parser", "explicit_flags", "resumed_args",
-           "make_env", "make_strategy", "make_algorithm", "setup_logging", "close_logging",
+           "continue_progress", "make_env", "make_strategy", "make_algorithm", "setup_logging", "close_logging",
            "option_names", "check_option_names", "config_to_argv", "args_from_config",
            "split_run_flags"]
 
@@ -219,6 +220,45 @@ def resumed_args(args, argv):
     merged.update(saved)
     merged.update(given)
     return argparse.Namespace(**merged)
+
+
+def continue_progress(log_dir, epoch):
+    """Keep only the rows of ``log_dir``/progress.csv that the checkpoint of ``epoch`` holds.
+
+    A run that was killed after writing an epoch's row but before that epoch's checkpoint
+    was complete has rows the resumed run writes again (and perhaps a last line cut short):
+    they are dropped, atomically, so the continued progress.csv has each epoch once, as the
+    uninterrupted run's has. Returns the number of lines dropped.
+    """
+    path = os.path.join(log_dir, "progress.csv") if log_dir else None
+    if not path or not os.path.isfile(path):
+        return 0
+    with open(path, newline="", encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    if len(lines) < 2:
+        return 0
+    header = next(csv.reader([lines[0]]))
+    if "Epoch" not in header:
+        return 0
+    column = header.index("Epoch")
+    complete, last = lines[1:-1], lines[-1]  # the last piece is "" unless cut short
+    kept = []
+    for line in complete:
+        cells = next(csv.reader([line]), [])
+        try:
+            if int(cells[column]) < epoch:
+                kept.append(line)
+        except (IndexError, ValueError):
+            continue  # a damaged line
+    dropped = len(complete) - len(kept) + (1 if last else 0)
+    if dropped:
+        temporary = path + ".trim"
+        with open(temporary, "w", newline="", encoding="utf-8") as handle:
+            handle.write("\n".join([lines[0]] + kept) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    return dropped
 
 
 def make_env(args, render_mode=None):

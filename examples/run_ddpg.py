@@ -28,8 +28,10 @@ from ddpg import logger  # noqa: E402
 # too; the names stay importable from here (tests and examples/evaluate.py use them).
 from ddpg.experiment import (  # noqa: E402,F401
     CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH, RESUME_FLAGS, build_parser,
-    close_logging, explicit_flags, make_algorithm, make_env, make_strategy, resumed_args,
+    close_logging, continue_progress, explicit_flags, make_algorithm, make_env, make_strategy,
+    resumed_args,
     setup_logging, updates_per_sample)
+from ddpg.checkpoint import read_manifest  # noqa: E402
 from ddpg.errors import CheckpointError  # noqa: E402
 from ddpg.presets import parse_args_with_preset  # noqa: E402
 
@@ -43,6 +45,8 @@ def main(argv=None):
     args = parse_args_with_preset(build_parser(), argv)
     if args.resume:
         args = resumed_args(args, argv)
+        # rows written after the checkpoint (a run killed before its next save) go
+        continue_progress(args.log_dir, read_manifest(args.resume)["progress"]["epoch"])
     env, max_path_length = make_env(args)
     setup_logging(args.log_dir, args)
     algo = make_algorithm(args, env, max_path_length)
