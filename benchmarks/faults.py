@@ -18,11 +18,11 @@ two runs, and prints the kills survived, how many hit a save in progress, and wh
 state is bit-identical. Exits with status 1 if it is not.
 
     python benchmarks/faults.py --kills 20
-    python benchmarks/faults.py --kills 3 --json out.json -- --env Pendulum-v1 --n-epochs 6
+    python benchmarks/faults.py --kills 3 --json out.json -- --env Pendulum-v1 --n-epochs 8
 
-The run's flags follow ``--`` (defaults: a small cart-pole run, see ``DEFAULT_RUN``); the
-script sets ``--log-dir``. Each resume starts a new Python process, so the figure also
-covers MXNet's process-wide choices (see ddpg.backend).
+The run's flags follow ``--``; they are added after ``DEFAULT_RUN`` (a small cart-pole run)
+and win over it. The script sets ``--log-dir`` and ``--resume``. Each resume starts a new
+Python process, so the figure also covers MXNet's process-wide choices (see ddpg.backend).
 """
 import argparse
 import csv
@@ -238,7 +238,7 @@ def main(argv=None):
     if any(flag.startswith("--log-dir") or flag.startswith("--resume") for flag in run_flags):
         build_parser().error("the script sets --log-dir and --resume itself; leave them out "
                              "of the run's flags")
-    run_flags = run_flags or list(DEFAULT_RUN)
+    run_flags = list(DEFAULT_RUN) + run_flags  # given flags come later: they win
     out = options.out or __import__("tempfile").mkdtemp(prefix="ddpg-faults-")
     try:
         figures = run(options.kills, options.seed, run_flags, out, options.timeout)
