@@ -26,20 +26,21 @@ Python process, so the figure also covers MXNet's process-wide choices (see ddpg
 """
 import argparse
 import csv
-import json
 import os
 import random
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.join(HERE, os.pardir)
 sys.path.insert(0, REPO)
 
-from ddpg.checkpoint import CheckpointReader, networks_of  # noqa: E402,F401
+from ddpg.checkpoint import CheckpointReader  # noqa: E402
 from ddpg.experiment import split_run_flags  # noqa: E402
 from ddpg.results import write_json  # noqa: E402
 
@@ -108,7 +109,6 @@ def _saving(log_dir, leftovers):
 
 def _drain(process):
     """Read (and drop) the rest of the output in the background so the pipe never fills."""
-    import threading
     thread = threading.Thread(target=process.stdout.read, daemon=True)
     thread.start()
     return thread
@@ -239,7 +239,7 @@ def main(argv=None):
         build_parser().error("the script sets --log-dir and --resume itself; leave them out "
                              "of the run's flags")
     run_flags = list(DEFAULT_RUN) + run_flags  # given flags come later: they win
-    out = options.out or __import__("tempfile").mkdtemp(prefix="ddpg-faults-")
+    out = options.out or tempfile.mkdtemp(prefix="ddpg-faults-")
     try:
         figures = run(options.kills, options.seed, run_flags, out, options.timeout)
     finally:

@@ -24,7 +24,8 @@ from ddpg.td3 import TD3
 
 __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS",
            "RaisingArgumentParser", "build_parser", "explicit_flags", "resumed_args",
-           "continue_progress", "make_env", "make_strategy", "make_algorithm", "setup_logging", "close_logging",
+           "continue_progress", "make_env", "make_strategy", "make_algorithm",
+           "setup_logging", "close_logging",
            "option_names", "check_option_names", "config_to_argv", "args_from_config",
            "split_run_flags"]
 

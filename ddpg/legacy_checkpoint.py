@@ -10,6 +10,7 @@ Re-saving a restored run writes version 2.
 """
 import pickle
 
+import mxnet as mx
 import numpy as np
 
 from ddpg.envs import gym_state
@@ -35,7 +36,6 @@ def unpickle_file(full, what):
 def optimizer_state(updater, value, parameter_shapes):
     """Check an unpickled ``({index: state}, optimizer)`` against ``updater``; return the
     function applying it (``ValueError`` on a mismatch)."""
-    import mxnet as mx
     states, optimizer = value if isinstance(value, tuple) and len(value) == 2 else (value, None)
     current = getattr(updater, "optimizer", None)
     if optimizer is not None and current is not None and type(current) is not type(optimizer):

@@ -59,7 +59,8 @@ def encode(tree, prefix="a"):
             if all(isinstance(key, str) for key in value) and MARK not in value:
                 return {key: walk(item, "%s[%r]" % (where, key)) for key, item in value.items()}
             return {MARK: "dict",
-                    "items": [[walk(key, "a key of %s" % where), walk(item, "%s[%r]" % (where, key))]
+                    "items": [[walk(key, "a key of %s" % where),
+                               walk(item, "%s[%r]" % (where, key))]
                               for key, item in value.items()]}
         raise NotPlainData("%s is a %s.%s, not plain data (None, bool, int, float, str, numpy "
                            "arrays, lists, tuples, dicts)"

@@ -387,7 +387,8 @@ def _truncate(path):
     (lambda p: edit_manifest(p, lambda m: m.update(format="other")), r"not a ddpg checkpoint"),
     (lambda p: shutil.rmtree(p), r"no checkpoint folder"),
 ], ids=["newer-format", "corrupted-params", "truncated-memory", "corrupted-states",
-        "missing-file", "flipped-manifest", "no-manifest", "truncated-manifest", "foreign", "missing-folder"])
+        "missing-file", "flipped-manifest", "no-manifest", "truncated-manifest", "foreign",
+        "missing-folder"])
 def test_damaged_checkpoint_is_rejected(saved_checkpoint, tmp_path, target, damage, message):
     path = copy_of(saved_checkpoint, tmp_path)
     damage(path)
