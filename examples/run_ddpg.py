@@ -31,7 +31,6 @@ from ddpg.experiment import (  # noqa: E402,F401
     close_logging, continue_progress, explicit_flags, make_algorithm, make_env, make_strategy,
     resumed_args,
     setup_logging, updates_per_sample)
-from ddpg.checkpoint import read_manifest  # noqa: E402
 from ddpg.errors import CheckpointError  # noqa: E402
 from ddpg.presets import parse_args_with_preset  # noqa: E402
 
@@ -45,13 +44,17 @@ def main(argv=None):
     args = parse_args_with_preset(build_parser(), argv)
     if args.resume:
         args = resumed_args(args, argv)
-        # rows written after the checkpoint (a run killed before its next save) go
-        continue_progress(args.log_dir, read_manifest(args.resume)["progress"]["epoch"])
     env, max_path_length = make_env(args)
     setup_logging(args.log_dir, args)
     algo = make_algorithm(args, env, max_path_length)
     if args.resume:
         algo.restore(args.resume, trust_pickle=args.trust_pickle)
+        # rows written after the checkpoint (a run killed before its next save) go, once the
+        # restore has succeeded; the CSV output is reopened on the trimmed file
+        if continue_progress(args.log_dir, algo.epoch):
+            progress = os.path.join(args.log_dir, "progress.csv")
+            logger.remove_tabular_output(progress)
+            logger.add_tabular_output(progress)
         logger.log("Resumed from %s at epoch %d; training to epoch %d"
                    % (args.resume, algo.epoch, algo.n_epochs))
     logger.log("Training DDPG on %s (ctx %s, max_path_length %d)"

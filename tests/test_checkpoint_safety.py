@@ -163,8 +163,8 @@ V1_FLAGS = ["--n-epochs", "2", "--epoch-length", "100", "--memory-start-size", "
 def test_a_pickled_checkpoint_resumes_exactly_only_when_trusted(tmp_path):
     path = str(tmp_path / "v1")
     shutil.copytree(V1_CHECKPOINT, path)
-    refused = _cli(["run_ddpg.py", "--resume", path, "--n-epochs", "2", "--no-progress-bar"],
-                   str(tmp_path))
+    refused = _cli(["run_ddpg.py", "--resume", path, "--n-epochs", "2", "--no-progress-bar",
+                    "--log-dir", str(tmp_path / "refused")], str(tmp_path))
     assert refused.returncode != 0
     assert "--trust-pickle" in refused.stderr and "Traceback" not in refused.stderr
     resumed = _cli(["run_ddpg.py", "--resume", path, "--n-epochs", "2", "--no-progress-bar",
