@@ -1,23 +1,33 @@
 """Checkpoints: a DDPG run saved to a folder, restored into a new process, continued exactly.
 
-A checkpoint is a folder::
+A checkpoint is a folder of arrays and plain values, with no pickle in it (format version 2;
+docs/checkpoints.md describes every file)::
 
     manifest.json          format and library versions, spaces, parameter names and shapes,
-                           hyperparameters, network layouts, size and SHA-256 of every file
+                           hyperparameters, network layouts, size and SHA-256 of every file,
+                           and a SHA-256 of the manifest itself
     qfunc.params           online and target parameters of both networks, in MXNet's own
     qfunc_target.params    format (mx.nd.save; read them with mx.nd.load), on the CPU
     policy.params
     policy_target.params
-    qfunc.states           the optimisers, as MXNet's Updater.get_states(dump_optimizer=True):
-    policy.states          per-parameter state *and* the optimizer (Adam's step count t)
+    qfunc.optimizer.nd     the optimisers' per-parameter state (Adam's mean and variance) as
+    policy.optimizer.nd    NDArray files, and their counters (Adam's step count) and settings
+    qfunc.optimizer.json   as JSON (:mod:`ddpg.optimizer_state`)
+    policy.optimizer.json
     replay_memory.npz      the filled part of the replay memory, uncompressed, with top/size
-    state.pkl              counters, the current episode, numpy's global generator, the
-                           exploration strategy's state, both environments' states
+    training_state.json    counters, the current episode, the generators of numpy, Python and
+    training_state.npz     the strategy, both environments' states (:mod:`ddpg.env_state`),
+                           as JSON and arrays (:mod:`ddpg.plain_data`)
 
-What makes a restored run bit-identical on the CPU (docs/checkpoints.md has the whole table):
-everything a training step reads is saved exactly (float32 parameters, optimiser state and
-step counts, float32 replay memory, numpy's generator, the OU state, the environments' state
-as far as :mod:`ddpg.env_state` can capture it). MXNet's own generator has no API to read its
+Opening a checkpoint reads data only: JSON, ``np.load(allow_pickle=False)`` and NDArray files
+whose structure is checked before ``mx.nd.load`` (:mod:`ddpg.ndarray_file`). Checkpoints of
+format version 1 hold pickles (``state.pkl``, ``<network>.states``), which can run code when
+loaded: they are read only with ``trust_pickle=True`` (:mod:`ddpg.legacy_checkpoint`).
+
+What makes a restored run bit-identical on the CPU (see docs/checkpoints.md): everything a
+training step reads is saved exactly (float32 parameters, optimiser state and step counts,
+float32 replay memory, numpy's and Python's generators, the OU state, the environments' state
+as far as their checkpoint hooks can say it). MXNet's own generator has no API to read its
 state; DDPG draws from it only to initialise parameters, which the checkpoint overwrites, and
 ``DDPG.train`` reseeds it at the start of every epoch from ``(seed, epoch)``, so networks that
 do draw from it during training (dropout) also continue identically from an epoch boundary.
@@ -28,35 +38,39 @@ renamed in, and the old one deleted. A crash at any point leaves either the old 
 checkpoint complete; if it came between the two renames, the next :func:`save` or
 :func:`restore` renames the aside copy back. Loading checks every file against the manifest
 and the algorithm *before* changing anything, and fails with :class:`CheckpointError`.
-
-``state.pkl`` and the optimiser states are pickles (MXNet's own format for the latter): load
-only checkpoints you trust, as with any pickle.
 """
 import glob
 import hashlib
 import json
 import os
-import pickle
+import random
 import shutil
 import tempfile
 import time
+import warnings
 from collections import OrderedDict
 
 import numpy as np
 
 import mxnet as mx
 
-from ddpg import env_state, logger
+from ddpg import env_state, legacy_checkpoint, logger, ndarray_file, optimizer_state
 from ddpg.errors import CheckpointError
+from ddpg.plain_data import decode, encode
 from ddpg.replay_mem import ReplayMem
 from ddpg.version import __version__
 
 FORMAT = "ddpg-checkpoint"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: The format whose training and optimiser states are pickles: read only when trusted.
+PICKLED_FORMAT_VERSION = 1
 
 MANIFEST = "manifest.json"
-STATE = "state.pkl"
+STATE_JSON = "training_state.json"
+STATE_ARRAYS = "training_state.npz"
 MEMORY = "replay_memory.npz"
+#: The manifest's checksum of itself (of its canonical JSON without this key).
+MANIFEST_DIGEST = "manifest_sha256"
 #: The four parameter sets: online and target, Q-function and policy.
 NETWORKS = ("qfunc", "qfunc_target", "policy", "policy_target")
 #: The networks with an optimiser.
@@ -77,7 +91,7 @@ HYPERPARAMETERS = (
 #: (The others, n_epochs first, may change between runs; differences are logged.)
 STRUCTURAL_HYPERPARAMETERS = ("memory_size", "qfunc_updater", "policy_updater")
 
-#: Training-loop state saved in state.pkl (attributes of DDPG).
+#: Training-loop state saved in training_state.json/.npz (attributes of DDPG).
 COUNTERS = ("epoch", "itr", "total_env_steps", "train_time", "obs", "end", "path_length",
             "path_return", "episode", "n_skipped_nonfinite", "strategy_path_returns")
 
@@ -153,11 +167,11 @@ def _write_folder(algo, folder):
                    {name: array.copyto(mx.cpu()) for name, array in params.items()})
         files[filename] = None
     for network in optimised_of(algo):
-        filename = network + ".states"
-        states = getattr(algo, network).updater.get_states(dump_optimizer=True)
-        with open(os.path.join(folder, filename), "wb") as out:
-            out.write(states)
-        files[filename] = None
+        json_tree, ndarrays = optimizer_state.capture(getattr(algo, network).updater)
+        mx.nd.save(os.path.join(folder, optimizer_arrays_file(network)), ndarrays)
+        _write_json(os.path.join(folder, optimizer_json_file(network)), json_tree)
+        files[optimizer_arrays_file(network)] = None
+        files[optimizer_json_file(network)] = None
     memory = algo.memory
     if memory is not None:
         size = memory.size
@@ -168,17 +182,53 @@ def _write_folder(algo, folder):
                      size=np.int64(size), memory_size=np.int64(memory.memory_size))
         files[MEMORY] = None
     training_state = _capture_training_state(algo)
-    with open(os.path.join(folder, STATE), "wb") as out:
-        pickle.dump(training_state, out, protocol=pickle.HIGHEST_PROTOCOL)
-    files[STATE] = None
+    json_tree, arrays = encode(training_state)  # NotPlainData names what cannot be stored
+    _write_json(os.path.join(folder, STATE_JSON), json_tree)
+    with open(os.path.join(folder, STATE_ARRAYS), "wb") as out:
+        np.savez(out, **arrays)
+    files[STATE_JSON] = files[STATE_ARRAYS] = None
     for filename in files:
         files[filename] = _sync_and_describe(os.path.join(folder, filename))
     manifest = _manifest(algo, files, training_state)
     manifest_path = os.path.join(folder, MANIFEST)
-    with open(manifest_path, "w") as out:
-        json.dump(manifest, out, indent=2, sort_keys=True)
+    write_manifest(manifest_path, manifest)
     _sync_and_describe(manifest_path)
     _fsync_dir(folder)
+
+
+def optimizer_arrays_file(network):
+    return network + ".optimizer.nd"
+
+
+def optimizer_json_file(network):
+    return network + ".optimizer.json"
+
+
+def _write_json(path, value):
+    with open(path, "w") as out:
+        json.dump(value, out, sort_keys=True)
+
+
+def manifest_text(manifest):
+    """The canonical text of ``manifest``, with its checksum of itself.
+
+    The checksum (SHA-256 of the canonical JSON without it) makes any change to the manifest
+    detectable, and the canonical form (sorted keys, fixed indentation, ASCII) any change to
+    its bytes, whitespace included: the manifest holds the checksums of the other files.
+    """
+    body = {key: value for key, value in manifest.items() if key != MANIFEST_DIGEST}
+    digest = hashlib.sha256(_canonical(body).encode("ascii")).hexdigest()
+    return _canonical(dict(body, **{MANIFEST_DIGEST: digest}))
+
+
+def _canonical(value):
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=True)
+
+
+def write_manifest(path, manifest):
+    """Write ``manifest`` to ``path`` in its canonical form, its checksum recomputed."""
+    with open(path, "w") as out:
+        out.write(manifest_text(manifest))
 
 
 def _sync_and_describe(filename):
@@ -360,6 +410,7 @@ def _capture_training_state(algo):
     return {
         "counters": counters,
         "np_random": np.random.get_state(),
+        "python_random": random.getstate(),
         "strategy": _capture_strategy(algo.strategy),
         "env": env_state.capture_env_state(algo.env),
         "eval_env": env_state.capture_env_state(algo.eval_env),
@@ -388,18 +439,34 @@ def save_interrupted(algo):
 # reading
 
 
+#: How the error for an untrusted pickled checkpoint says what to do.
+TRUST_HINT = ("loading a pickle can run any code it names, so only a checkpoint you trust "
+              "should be opened this way: pass trust_pickle=True to DDPG.restore (or "
+              "--trust-pickle to run_ddpg.py --resume and evaluate.py); saving the restored "
+              "run writes the current format, which holds no pickle")
+
+
 class CheckpointReader(object):
     """Reads a checkpoint folder file by file, checking each against the manifest.
 
-    Nothing here touches an algorithm: it returns plain numpy arrays, bytes and dicts, so
-    tools (``examples/evaluate.py``) can read just the part they need.
+    Nothing here touches an algorithm: it returns plain numpy arrays, dicts and values, so
+    tools (``examples/evaluate.py``) can read just the part they need. Reading never runs
+    code from the checkpoint, except for the pickles of a version-1 checkpoint when
+    ``trust_pickle`` is true (a warning says so); without it those raise
+    :class:`CheckpointError` saying why and how.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, trust_pickle=False):
         self.path = os.path.abspath(path)
+        self.trust_pickle = bool(trust_pickle)
         if recover(self.path):
             pass  # a crash between two renames: the previous checkpoint is back in place
         self.manifest = self._read_manifest()
+
+    @property
+    def pickled(self):
+        """Whether this checkpoint's training and optimiser states are pickles (version 1)."""
+        return self.manifest["format_version"] == PICKLED_FORMAT_VERSION
 
     def _file(self, filename):
         return os.path.join(self.path, filename)
@@ -408,27 +475,43 @@ class CheckpointReader(object):
         if not os.path.isdir(self.path):
             raise CheckpointError("no checkpoint folder at %s" % self.path)
         try:
-            with open(self._file(MANIFEST)) as handle:
-                manifest = json.load(handle)
+            with open(self._file(MANIFEST), "rb") as handle:
+                raw = handle.read()
+            text = raw.decode("ascii")
+            manifest = json.loads(text)
         except FileNotFoundError:
             raise CheckpointError("%s is not a complete checkpoint: it has no %s"
                                   % (self.path, MANIFEST))
-        except (ValueError, UnicodeDecodeError) as error:
-            raise CheckpointError("the manifest of %s is corrupted (%s)" % (self.path, error))
+        except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
+            raise CheckpointError("the manifest of %s is corrupted (%s)"
+                                  % (self.path, str(error)[:200]))
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise CheckpointError("%s is not a ddpg checkpoint (its manifest has format %r)"
                                   % (self.path, manifest.get("format")
                                      if isinstance(manifest, dict) else None))
         version = manifest.get("format_version")
-        if not isinstance(version, int) or version > FORMAT_VERSION:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1 \
+                or version > FORMAT_VERSION:
             raise CheckpointError(
                 "%s has checkpoint format version %r, newer than this library's %d (ddpg %s; "
                 "the checkpoint was written by ddpg %s): upgrade ddpg to load it"
                 % (self.path, version, FORMAT_VERSION, __version__,
                    manifest.get("library_version")))
+        if MANIFEST_DIGEST in manifest or version != PICKLED_FORMAT_VERSION:
+            # version 1 manifests had no checksum of their own
+            if manifest_text(manifest) != text:
+                raise CheckpointError(
+                    "the manifest of %s is corrupted or was edited: it does not match its "
+                    "own checksum (%s)" % (self.path, MANIFEST_DIGEST))
         for key in ("spaces", "parameters", "hyperparameters", "files"):
             if not isinstance(manifest.get(key), dict):
                 raise CheckpointError("the manifest of %s has no %r section" % (self.path, key))
+        for filename, entry in manifest["files"].items():
+            if not (isinstance(entry, dict) and isinstance(entry.get("bytes"), int)
+                    and isinstance(entry.get("sha256"), str)) or os.sep in filename \
+                    or filename in (os.curdir, os.pardir):
+                raise CheckpointError("the manifest of %s has a malformed entry for %r"
+                                      % (self.path, filename))
         return manifest
 
     def has(self, filename):
@@ -451,19 +534,60 @@ class CheckpointReader(object):
                                   "the manifest" % full)
         return full
 
+    def _ndarrays(self, filename):
+        """``{name: NDArray}`` of a verified NDArray file (structure checked before loading)."""
+        full = self.verified_path(filename)
+        try:
+            loaded = ndarray_file.load(full)
+        except ValueError as error:
+            raise CheckpointError("checkpoint file %s is not a valid NDArray file: %s"
+                                  % (full, error))
+        if isinstance(loaded, list) and not loaded:
+            return {}
+        if not isinstance(loaded, dict):
+            raise CheckpointError("checkpoint file %s holds a list, not named arrays" % full)
+        return loaded
+
+    def _json(self, filename):
+        full = self.verified_path(filename)
+        try:
+            with open(full, "rb") as handle:
+                return json.loads(handle.read().decode("utf-8"))
+        except (ValueError, RecursionError) as error:
+            raise CheckpointError("checkpoint file %s is not valid JSON (%s)"
+                                  % (full, str(error)[:200]))
+
+    def _npz(self, filename):
+        """``{key: array}`` of a verified .npz file, read with ``allow_pickle=False``."""
+        full = self.verified_path(filename)
+        try:
+            with np.load(full, allow_pickle=False) as data:
+                return {key: data[key] for key in data.files}
+        except Exception as error:  # pylint: disable=broad-except
+            # zipfile, zlib, numpy's format parser: a damaged file raises many kinds
+            raise CheckpointError("checkpoint file %s cannot be read as arrays (%s: %s)"
+                                  % (full, type(error).__name__, str(error)[:200]))
+
+    def _refuse_pickle(self, what):
+        if not self.trust_pickle:
+            raise CheckpointError(
+                "the checkpoint %s has format version %d, whose %s is a pickle: %s"
+                % (self.path, PICKLED_FORMAT_VERSION, what, TRUST_HINT))
+        warnings.warn("unpickling the %s of the checkpoint %s (trust_pickle=True): this runs "
+                      "any code the pickle names" % (what, self.path), RuntimeWarning,
+                      stacklevel=3)
+
     def params(self, network):
         """``{name: float32 array}`` of one network, checked against the manifest's layout."""
-        full = self.verified_path(network + ".params")
-        try:
-            loaded = mx.nd.load(full)
-        except mx.base.MXNetError as error:
-            raise CheckpointError("checkpoint file %s cannot be read by mx.nd.load (%s)"
-                                  % (full, str(error).splitlines()[0]))
-        if not isinstance(loaded, dict):
-            raise CheckpointError("checkpoint file %s holds a list, not named parameters" % full)
+        full = self._file(network + ".params")
+        loaded = self._ndarrays(network + ".params")
         arrays = OrderedDict((name, array.asnumpy()) for name, array in loaded.items())
-        expected = OrderedDict((name, tuple(shape))
-                               for name, shape in self.manifest["parameters"].get(network, []))
+        layout = self.manifest["parameters"].get(network, [])
+        try:
+            expected = OrderedDict((name, tuple(shape)) for name, shape in layout)
+        except (TypeError, ValueError):
+            raise CheckpointError("the manifest of %s has a malformed %s layout"
+                                  % (self.path, network))
         actual = OrderedDict((name, array.shape) for name, array in arrays.items())
         if dict(actual) != dict(expected):
             raise CheckpointError("checkpoint file %s does not match its manifest: %s"
@@ -472,38 +596,51 @@ class CheckpointReader(object):
         return OrderedDict((name, arrays[name]) for name in expected)
 
     def updater_states(self, network):
-        """The bytes of ``Updater.get_states`` and their unpickled value (checked readable)."""
-        full = self.verified_path(network + ".states")
-        with open(full, "rb") as handle:
-            raw = handle.read()
-        try:
-            value = pickle.loads(raw)
-        except Exception as error:  # pylint: disable=broad-except
-            raise CheckpointError("the optimiser state %s cannot be unpickled (%s: %s)"
-                                  % (full, type(error).__name__, error))
-        return raw, value
+        """One optimiser's saved state: ``("plain", json_tree, {key: NDArray})``, or for a
+        version-1 checkpoint (only with ``trust_pickle``) ``("pickle", raw, unpickled)``."""
+        if self.pickled:
+            full = self.verified_path(legacy_checkpoint.states_file(network))
+            self._refuse_pickle("optimiser state")
+            try:
+                raw, value = legacy_checkpoint.unpickle_file(full, "optimiser state")
+            except ValueError as error:
+                raise CheckpointError(str(error))
+            return "pickle", raw, value
+        return ("plain", self._json(optimizer_json_file(network)),
+                self._ndarrays(optimizer_arrays_file(network)))
 
     def memory_arrays(self):
         """The replay memory's arrays and counters as a dict, or None if none was saved."""
         if not self.has(MEMORY):
             return None
-        full = self.verified_path(MEMORY)
-        try:
-            with np.load(full, allow_pickle=False) as data:
-                return {key: data[key] for key in ("obss", "acts", "rwds", "ends", "nxts",
-                                                   "top", "size", "memory_size")}
-        except Exception as error:  # pylint: disable=broad-except
-            raise CheckpointError("the replay memory %s cannot be read (%s: %s)"
-                                  % (full, type(error).__name__, error))
+        arrays = self._npz(MEMORY)
+        missing = [key for key in ("obss", "acts", "rwds", "ends", "nxts", "top", "size",
+                                   "memory_size") if key not in arrays]
+        if missing:
+            raise CheckpointError("the replay memory %s lacks %s"
+                                  % (self._file(MEMORY), ", ".join(missing)))
+        return arrays
 
     def training_state(self):
-        full = self.verified_path(STATE)
-        try:
-            with open(full, "rb") as handle:
-                state = pickle.load(handle)
-        except Exception as error:  # pylint: disable=broad-except
-            raise CheckpointError("the training state %s cannot be unpickled (%s: %s)"
-                                  % (full, type(error).__name__, error))
+        """The training state: counters, generators, strategy, environments (a dict)."""
+        if self.pickled:
+            full = self.verified_path(legacy_checkpoint.STATE)
+            self._refuse_pickle("training state")
+            try:
+                state = legacy_checkpoint.training_state(full)
+            except ValueError as error:
+                raise CheckpointError(str(error))
+        else:
+            full = self._file(STATE_JSON)
+            json_tree = self._json(STATE_JSON)
+            arrays = self._npz(STATE_ARRAYS)
+            try:
+                state = decode(json_tree, arrays)
+            except (ValueError, RecursionError) as error:
+                raise CheckpointError("the training state %s is malformed (%s)"
+                                      % (full, error))
+        if not isinstance(state, dict):
+            raise CheckpointError("the training state %s is not a dict" % full)
         for key in ("counters", "np_random", "strategy", "env", "eval_env"):
             if key not in state:
                 raise CheckpointError("the training state %s has no %r" % (full, key))
@@ -511,7 +648,8 @@ class CheckpointReader(object):
 
 
 def read_manifest(path):
-    """The manifest of the checkpoint at ``path`` (format and version checked)."""
+    """The manifest of the checkpoint at ``path`` (format, version and checksum checked).
+    The manifest is JSON: reading it runs no code, whatever the format version."""
     return CheckpointReader(path).manifest
 
 
@@ -538,7 +676,7 @@ def _layout_difference(expected, actual, expected_label, actual_label):
 # restoring: validate everything into temporaries, then assign
 
 
-def restore(algo, path, log=None):
+def restore(algo, path, log=None, trust_pickle=False):
     """Load the checkpoint at ``path`` into ``algo``, which must be built compatibly.
 
     Compatible means: the same observation and action sizes, the same parameter names and
@@ -546,9 +684,48 @@ def restore(algo, path, log=None):
     Other hyperparameters may differ (``n_epochs`` usually does); ``log`` (a function taking
     a string) hears about the differences. Everything is read and checked before the first
     assignment, so a :class:`CheckpointError` leaves ``algo`` exactly as it was.
+
+    Only data is read. A checkpoint of format version 1 holds pickles, which can run code:
+    it is refused with a :class:`CheckpointError` unless ``trust_pickle`` is true, when it
+    is loaded with a warning.
     """
     log = log or (lambda message: None)
-    reader = CheckpointReader(path)
+    reader = CheckpointReader(path, trust_pickle=trust_pickle)
+    manifest = reader.manifest
+    if reader.pickled:
+        if not trust_pickle:
+            raise CheckpointError("the checkpoint %s has format version %d, which holds "
+                                  "pickles: %s" % (reader.path, PICKLED_FORMAT_VERSION,
+                                                   TRUST_HINT))
+        log("Loading the pickled (format version %d) checkpoint %s because trust_pickle is "
+            "set: unpickling runs any code the files name" % (PICKLED_FORMAT_VERSION,
+                                                              reader.path))
+    try:
+        params, states, memory, apply_state = _read_and_check(algo, reader, log)
+    except CheckpointError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError,
+            RecursionError) as error:
+        # data of the right format but the wrong shape (a hand-edited or crafted file)
+        raise CheckpointError("the checkpoint %s is malformed (%s: %s)"
+                              % (reader.path, type(error).__name__, str(error)[:300]))
+
+    # -- every check passed: assign ---------------------------------------------------------
+    _apply_updater_states(algo, states)
+    for network, values in params.items():
+        arrays = network_params(algo, network)
+        for name, value in values.items():
+            arrays[name][:] = value
+    algo.memory = memory
+    apply_state()
+    mx.nd.waitall()
+    return manifest
+
+
+def _read_and_check(algo, reader, log):
+    """Read every file of the checkpoint and check it against ``algo``, changing nothing.
+    Returns the parameters, the optimiser appliers, the replay memory and the function that
+    assigns the training state."""
     manifest = reader.manifest
     _check_spaces(algo, manifest, reader.path)
     _check_hyperparameters(algo, manifest, reader.path, log)
@@ -572,24 +749,12 @@ def restore(algo, path, log=None):
 
     states = OrderedDict()
     for network in optimised_of(algo):
-        raw, value = reader.updater_states(network)
-        _check_updater_states(algo, network, value, reader.path)
-        states[network] = raw
+        states[network] = _prepare_updater_state(algo, network, reader)
 
     memory = _build_memory(algo, reader.memory_arrays(), reader.path)
     training_state = reader.training_state()
     apply_state = _prepare_training_state(algo, training_state, reader.path, log)
-
-    # -- every check passed: assign ---------------------------------------------------------
-    _apply_updater_states(algo, states)
-    for network, values in params.items():
-        arrays = network_params(algo, network)
-        for name, value in values.items():
-            arrays[name][:] = value
-    algo.memory = memory
-    apply_state()
-    mx.nd.waitall()
-    return manifest
+    return params, states, memory, apply_state
 
 
 def _check_spaces(algo, manifest, path):
@@ -623,58 +788,37 @@ def _check_hyperparameters(algo, manifest, path, log):
             % ", ".join(changed))
 
 
-def _ndarrays(value):
-    """The NDArrays in an optimiser state (an NDArray, None, or nested tuples/lists)."""
-    if isinstance(value, mx.nd.NDArray):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [array for item in value for array in _ndarrays(item)]
-    return []
-
-
-def _check_updater_states(algo, network, value, path):
-    """Best-effort check that saved optimiser state fits this network.
-
-    MXNet's Updater pickles ``{index: state}`` or ``({index: state}, optimizer)``. A state is
-    indexed either per parameter (index i, the i-th parameter's shape) or for the whole
-    network at once (index 0, one flat array of all parameters): both layouts are accepted.
-    """
-    states, optimizer = value if isinstance(value, tuple) and len(value) == 2 else (value, None)
-    if optimizer is not None:
-        current = getattr(getattr(getattr(algo, network), "updater", None), "optimizer", None)
-        if current is not None and type(current) is not type(optimizer):
-            raise CheckpointError("the checkpoint %s has a %s optimiser for %s; this algorithm "
-                                  "uses %s" % (path, type(optimizer).__name__, network,
-                                               type(current).__name__))
-    if not isinstance(states, dict):
-        return
-    shapes = [tuple(array.shape) for array in network_params(algo, network).values()]
-    total = (int(sum(np.prod(shape) for shape in shapes)),)
-    for index, state in states.items():
-        for array in _ndarrays(state):
-            shape = tuple(array.shape)
-            fits = (index == 0 and shape == total) or (
-                isinstance(index, int) and 0 <= index < len(shapes) and shape == shapes[index])
-            if not fits:
-                raise CheckpointError(
-                    "the checkpoint %s has %s optimiser state of shape %s at index %r, which "
-                    "fits no parameter of this network" % (path, network, shape, index))
+def _prepare_updater_state(algo, network, reader):
+    """Read and check one optimiser's saved state; return the function applying it."""
+    kind, tree, arrays = reader.updater_states(network)
+    updater = getattr(algo, network).updater
+    shapes = [array.shape for array in network_params(algo, network).values()]
+    try:
+        if kind == "pickle":
+            return legacy_checkpoint.optimizer_state(updater, arrays, shapes)
+        return optimizer_state.prepare(updater, tree, arrays, shapes)
+    except (ValueError, TypeError, KeyError, RecursionError) as error:
+        raise CheckpointError("the %s optimiser state of the checkpoint %s cannot be used: %s"
+                              % (network, reader.path, error))
 
 
 def _apply_updater_states(algo, states):
-    """Set both updaters' states; if the second fails, put the first one's back."""
+    """Set the updaters' states; if one fails, put the earlier ones back."""
     done = []
     try:
-        for network, raw in states.items():
+        for network, apply in states.items():
             updater = getattr(algo, network).updater
-            previous = updater.get_states(dump_optimizer=True)
-            updater.set_states(raw)
+            previous = (updater.states, updater.states_synced, updater.optimizer,
+                        dict(vars(updater.optimizer)))
+            apply()
             done.append((updater, previous))
             _keep_learning_rate(updater, getattr(algo, network + "_lr", None))
             _keep_grad_clip(updater, algo, network)
     except BaseException:
-        for updater, previous in reversed(done):
-            updater.set_states(previous)
+        for updater, (states_, synced, optimizer, attributes) in reversed(done):
+            updater.states, updater.states_synced, updater.optimizer = states_, synced, optimizer
+            vars(optimizer).clear()
+            vars(optimizer).update(attributes)
         raise
 
 
@@ -759,14 +903,23 @@ def _prepare_update_stats(algo, saved):
 
 
 def _prepare_training_state(algo, state, path, log):
-    """Check the pickled training state against ``algo``; return the function assigning it."""
+    """Check the training state against ``algo``; return the function assigning it."""
     counters = state["counters"]
+    if not isinstance(counters, dict) or not set(counters) <= set(COUNTERS):
+        raise CheckpointError("the checkpoint %s has malformed training counters" % path)
     rng = np.random.RandomState()
     try:
         rng.set_state(state["np_random"])
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, IndexError) as error:
         raise CheckpointError("the checkpoint %s has an unusable numpy random state (%s)"
                               % (path, error))
+    python_random = state.get("python_random")
+    if python_random is not None:
+        try:
+            random.Random().setstate(python_random)
+        except (TypeError, ValueError, IndexError) as error:
+            raise CheckpointError("the checkpoint %s has an unusable Python random state (%s)"
+                                  % (path, error))
     obs = counters.get("obs")
     if obs is not None and np.size(obs) != algo.env.observation_space.flat_dim:
         raise CheckpointError("the checkpoint %s holds a current observation of %d values; "
@@ -776,7 +929,7 @@ def _prepare_training_state(algo, state, path, log):
         apply_env = env_state.prepare_env_restore(algo.env, state["env"], "environment")
         apply_eval_env = env_state.prepare_env_restore(algo.eval_env, state["eval_env"],
                                                        "evaluation environment")
-    except ValueError as error:
+    except (ValueError, TypeError, KeyError, IndexError) as error:
         raise CheckpointError("%s (checkpoint %s)" % (error, path))
     apply_strategy = _prepare_strategy(algo.strategy, state["strategy"], path)
     apply_stats = _prepare_update_stats(algo, state.get("update_stats"))
@@ -787,6 +940,8 @@ def _prepare_training_state(algo, state, path, log):
         for name, value in counters.items():
             setattr(algo, name, list(value) if isinstance(value, list) else value)
         np.random.set_state(state["np_random"])
+        if python_random is not None:
+            random.setstate(python_random)
         apply_strategy()
         apply_env()
         apply_eval_env()

@@ -409,14 +409,18 @@ class DDPG(object):
         """Write a checkpoint folder at ``path``, atomically (see :mod:`ddpg.checkpoint`)."""
         return checkpoint.save(self, path)
 
-    def restore(self, path):
+    def restore(self, path, trust_pickle=False):
         """Load the checkpoint at ``path``; ``train()`` then continues from its next epoch.
 
         The algorithm must be built compatibly (same spaces, network layout, memory_size and
         optimisers); otherwise a :class:`ddpg.errors.CheckpointError` is raised and nothing
         is changed. Returns the checkpoint's manifest.
+
+        Restoring reads data only (see docs/checkpoints.md). Checkpoints of the older,
+        pickled format (version 1) can run code when opened: they are refused unless
+        ``trust_pickle=True``, which loads them with a warning.
         """
-        return checkpoint.restore(self, path, log=logger.log)
+        return checkpoint.restore(self, path, log=logger.log, trust_pickle=trust_pickle)
 
     def _reset_env(self):
         obs = faults.call_env(self, "reset")

@@ -9,6 +9,7 @@ arguments by going through the parser itself, so types, choices and presets are 
 exactly as on the command line.
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -28,8 +29,8 @@ from ddpg.td3 import TD3
 
 __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS",
            "RaisingArgumentParser", "build_parser", "explicit_flags", "resumed_args",
-           "make_env", "make_strategy", "make_algorithm", "setup_logging", "close_logging",
-           "tensorboard_problem", "setup_tensorboard",
+           "continue_progress", "make_env", "make_strategy", "make_algorithm",
+           "setup_logging", "close_logging", "tensorboard_problem", "setup_tensorboard",
            "option_names", "check_option_names", "config_to_argv", "args_from_config",
            "split_run_flags", "prepare_run", "check_ctx", "build_env", "usage_error",
            "flags_named_in", "checkpoint_run_folder"]
@@ -207,12 +208,18 @@ def build_parser(parser_class=argparse.ArgumentParser):
     run.add_argument("--debug", action="store_true",
                      help="show tracebacks instead of one-line error messages (also: "
                           "DDPG_DEBUG=1)")
+    run.add_argument("--trust-pickle", action="store_true",
+                     help="with --resume: also open a checkpoint of the older, pickled format "
+                          "(version 1); unpickling can run any code, so only for checkpoints "
+                          "you trust")
     return parser
 
 
 #: Flags that may accompany --resume: they say how to continue a run, not what it trains.
 RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "snapshot_mode", "snapshot_gap", "ctx",
-                "no_progress_bar", "tensorboard", "tensorboard_every", "debug")
+                "no_progress_bar", "tensorboard", "tensorboard_every", "debug", "trust_pickle")
+#: Flags about one invocation, not the run: not saved in checkpoints.
+INVOCATION_FLAGS = ("resume", "trust_pickle", "debug")
 
 
 def explicit_flags(argv, parser_class=argparse.ArgumentParser):
@@ -276,6 +283,45 @@ def checkpoint_run_folder(checkpoint_path):
                          "folder (no params.json or progress.csv); pass --log-dir DIR for "
                          "the resumed run's logs and checkpoints" % (checkpoint_path, folder))
     return folder
+
+
+def continue_progress(log_dir, epoch):
+    """Keep only the rows of ``log_dir``/progress.csv that the checkpoint of ``epoch`` holds.
+
+    A run that was killed after writing an epoch's row but before that epoch's checkpoint
+    was complete has rows the resumed run writes again (and perhaps a last line cut short):
+    they are dropped, atomically, so the continued progress.csv has each epoch once, as the
+    uninterrupted run's has. Returns the number of lines dropped.
+    """
+    path = os.path.join(log_dir, "progress.csv") if log_dir else None
+    if not path or not os.path.isfile(path):
+        return 0
+    with open(path, newline="", encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    if len(lines) < 2:
+        return 0
+    header = next(csv.reader([lines[0]]))
+    if "Epoch" not in header:
+        return 0
+    column = header.index("Epoch")
+    complete, last = lines[1:-1], lines[-1]  # the last piece is "" unless cut short
+    kept = []
+    for line in complete:
+        cells = next(csv.reader([line]), [])
+        try:
+            if int(cells[column]) < epoch:
+                kept.append(line)
+        except (IndexError, ValueError):
+            continue  # a damaged line
+    dropped = len(complete) - len(kept) + (1 if last else 0)
+    if dropped:
+        temporary = path + ".trim"
+        with open(temporary, "w", newline="", encoding="utf-8") as handle:
+            handle.write("\n".join([lines[0]] + kept) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    return dropped
 
 
 def make_env(args, render_mode=None):
@@ -379,7 +425,7 @@ def prepare_run(argv):
         raise usage_error(error) from error
     if args.resume:
         try:
-            algo.restore(args.resume)
+            algo.restore(args.resume, trust_pickle=args.trust_pickle)
         except CheckpointError as error:
             raise UsageError("--resume %s: %s" % (args.resume, error)) from error
     return args, env, max_path_length, algo
@@ -497,7 +543,7 @@ def make_algorithm(args, env, max_path_length):
         gradient_steps=args.gradient_steps, loss_log_interval=args.tensorboard_every)
     # what --resume needs to rebuild this run, saved in every checkpoint's manifest
     algo.checkpoint_metadata = {"run_args": {key: value for key, value in vars(args).items()
-                                             if key != "resume"}}
+                                             if key not in INVOCATION_FLAGS}}
     return algo
 
 

@@ -27,9 +27,10 @@ Differences from rllab, all deliberate:
   half-written ``params.pkl`` behind.  It also accepts a callable, so an
   algorithm can write a checkpoint *folder* with the same naming scheme.
 * **No third-party dependencies** beyond numpy (no ``dateutil``, ``tabulate``
-  or ``joblib``); snapshots are plain pickles.  TensorBoard output
-  (:meth:`Logger.add_tensorboard_output`) is an addition rllab did not have; it
-  needs tensorboardX, imported only when such an output is added.
+  or ``joblib``); snapshots of objects are plain pickles, as rllab's are
+  (DDPG's checkpoint folders, saved through a callable, are not).  TensorBoard
+  output (:meth:`Logger.add_tensorboard_output`) is an addition rllab did not
+  have; it needs tensorboardX, imported only when such an output is added.
 """
 
 import contextlib
@@ -742,8 +743,12 @@ class Logger(object):
         ``itr_<itr>.pkl`` when ``itr % gap == 0``, ``'none'`` writes nothing;
         nothing is written either while no snapshot folder is set.
 
-        ``params`` is normally any picklable object (typically a dict).  It
-        may instead be a callable ``params(path)``: then the target has no
+        ``params`` is normally any picklable object (typically a dict),
+        written as a pickle: rllab's snapshot format, kept for compatibility
+        with rllab's tools.  Unpickling runs code, so load such snapshots only
+        if you trust them (DDPG's own checkpoints, written through the callable
+        form, hold no pickle: see docs/checkpoints.md).  ``params`` may
+        instead be a callable ``params(path)``: then the target has no
         ``.pkl`` suffix (``itr_<itr>`` or ``params``) and the callable must
         create a file *or a folder* at the ``path`` it is given, which is a
         not-yet-existing path in a hidden temporary folder inside the

@@ -9,7 +9,8 @@ read), so evaluating is quick whatever the checkpoint's size. The environment an
 network are rebuilt from the checkpoint: the arguments ``run_ddpg.py`` saved in its manifest,
 or ``--env`` for checkpoints written from Python. A normalised environment also gets the
 training run's observation/reward statistics, so normalised observations mean what they
-meant in training.
+meant in training. Only data is read; a checkpoint of the older, pickled format needs
+``--trust-pickle`` (see docs/checkpoints.md).
 
 ``--onnx FILE`` acts with a policy exported by ``python -m ddpg.export`` instead, run by
 onnxruntime on the raw environment (the model normalises observations and rescales actions
@@ -73,6 +74,10 @@ def build_parser():
     parser.add_argument("--freeze-obs-stats", action="store_true",
                         help="keep the checkpoint's observation statistics fixed (as an "
                              "exported policy does) instead of updating them while evaluating")
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="also open a checkpoint of the older, pickled format (version "
+                             "1); unpickling can run any code, so only for checkpoints you "
+                             "trust")
     parser.add_argument("--debug", action="store_true",
                         help="show tracebacks instead of one-line error messages (also: "
                              "DDPG_DEBUG=1)")
@@ -217,7 +222,7 @@ def main(argv=None):
     if options.fps < 1:
         build_parser().error("--fps must be at least 1")
     try:
-        reader = CheckpointReader(options.checkpoint)
+        reader = CheckpointReader(options.checkpoint, trust_pickle=options.trust_pickle)
     except CheckpointError as error:
         raise UsageError("checkpoint %s: %s" % (options.checkpoint, error)) from error
     args = run_arguments(reader.manifest, options.env)
@@ -225,7 +230,10 @@ def main(argv=None):
         args, render_mode="rgb_array" if options.render else None)
     max_path_length = options.max_path_length or max_path_length
     if options.env is None:
-        apply_normalization(reader, env)
+        try:
+            apply_normalization(reader, env)
+        except CheckpointError as error:
+            raise UsageError("checkpoint %s: %s" % (options.checkpoint, error)) from error
     env.freeze_obs_stats = options.freeze_obs_stats
     if options.onnx:
         # the model normalises and rescales itself: it acts on the environment normalize()

@@ -14,6 +14,9 @@ is continued with ``--resume`` (its settings come from the checkpoint); ``--tens
 writes TensorBoard event files there (docs/tensorboard-and-export.md):
 
     python examples/run_ddpg.py --resume runs/cartpole/params --n-epochs 40
+
+Checkpoints hold no pickle and resuming reads data only; a checkpoint of the older, pickled
+format opens only with ``--trust-pickle`` (see docs/checkpoints.md).
 """
 import os
 import sys
@@ -27,8 +30,8 @@ from ddpg.cli import run_script  # noqa: E402
 # too; the names stay importable from here (tests and examples/evaluate.py use them).
 from ddpg.experiment import (  # noqa: E402,F401
     CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH, RESUME_FLAGS, build_parser,
-    close_logging, explicit_flags, make_algorithm, make_env, make_strategy, prepare_run,
-    resumed_args, setup_logging, setup_tensorboard, updates_per_sample)
+    close_logging, continue_progress, explicit_flags, make_algorithm, make_env, make_strategy,
+    prepare_run, resumed_args, setup_logging, setup_tensorboard, updates_per_sample)
 
 __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS",
            "build_parser", "explicit_flags", "make_env", "make_strategy", "resumed_args",
@@ -39,6 +42,10 @@ def main(argv=None):
     # everything is parsed, built and checked (and a --resume checkpoint restored) before
     # the log folder is created: a run that fails before training leaves nothing behind
     args, env, max_path_length, algo = prepare_run(argv)
+    if args.resume:
+        # rows written after the checkpoint (a run killed before its next save) go, now that
+        # the restore has succeeded
+        continue_progress(args.log_dir, algo.epoch)
     setup_logging(args.log_dir, args)
     if args.log_dir:
         logger.log("Run folder: %s" % os.path.abspath(args.log_dir))

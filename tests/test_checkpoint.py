@@ -1,7 +1,6 @@
 """Checkpoints: contents, bit-identical resume in a new process, atomic writes, validation."""
 import json
 import os
-import pickle
 import random
 import shutil
 import signal
@@ -14,7 +13,8 @@ import numpy as np
 import pytest
 
 from ddpg import logger
-from ddpg import checkpoint
+from ddpg import checkpoint, optimizer_state
+from ddpg.plain_data import decode, encode
 from ddpg.checkpoint import NETWORKS, network_params
 from ddpg.env_state import capture_env_state, prepare_env_restore
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
@@ -54,17 +54,30 @@ def state_of(algo):
     memory = algo.memory
     return {
         "params": all_params(algo),
-        "states": {network: getattr(algo, network).updater.get_states(dump_optimizer=True)
+        "states": {network: _optimizer_state(getattr(algo, network).updater)
                    for network in ("qfunc", "policy")},
         "memory": None if memory is None else (memory.obss.copy(), memory.rwds.copy(),
                                                 memory.top, memory.size),
         "counters": (algo.epoch, algo.itr, algo.total_env_steps, algo.path_length,
                      algo.path_return, algo.end, algo.episode),
         "obs": None if algo.obs is None else np.array(algo.obs),
-        "np_random": pickle.dumps(np.random.get_state()),
+        "np_random": _plain(np.random.get_state()),
         "strategy": np.array(algo.strategy.state),
-        "env": pickle.dumps(capture_env_state(algo.env)),
+        "env": _plain(capture_env_state(algo.env)),
     }
+
+
+def _plain(tree):
+    """A comparable form of plain data: its JSON text and its arrays' bytes."""
+    json_tree, arrays = encode(tree)
+    return json.dumps(json_tree, sort_keys=True), {key: (array.dtype.str, array.tobytes())
+                                                   for key, array in arrays.items()}
+
+
+def _optimizer_state(updater):
+    json_tree, ndarrays = optimizer_state.capture(updater)
+    return json.dumps(json_tree, sort_keys=True), {key: array.asnumpy().tobytes()
+                                                   for key, array in ndarrays.items()}
 
 
 def assert_same_state(before, after):
@@ -91,8 +104,9 @@ def test_checkpoint_folder_contents(tmp_path):
     path = str(tmp_path / "ckpt")
     algo.save(path)
     names = sorted(os.listdir(path))
-    assert names == sorted(["manifest.json", "state.pkl", "replay_memory.npz",
-                            "qfunc.states", "policy.states"]
+    assert names == sorted(["manifest.json", "training_state.json", "training_state.npz",
+                            "replay_memory.npz", "qfunc.optimizer.nd", "qfunc.optimizer.json",
+                            "policy.optimizer.nd", "policy.optimizer.json"]
                            + [network + ".params" for network in NETWORKS])
     # the parameter files are MXNet's own format, the running parameters exactly
     for network in NETWORKS:
@@ -103,7 +117,7 @@ def test_checkpoint_folder_contents(tmp_path):
             assert np.array_equal(loaded[name].asnumpy(), array.asnumpy())
     with open(os.path.join(path, "manifest.json")) as handle:
         manifest = json.load(handle)
-    assert manifest["format"] == "ddpg-checkpoint" and manifest["format_version"] == 1
+    assert manifest["format"] == "ddpg-checkpoint" and manifest["format_version"] == 2
     assert manifest["library_version"] == __import__("ddpg").__version__
     assert manifest["spaces"]["obs_dim"] == 4 and manifest["spaces"]["act_dim"] == 1
     assert ["qfunc_fc1_weight", [16, 4]] in manifest["parameters"]["qfunc"]
@@ -234,7 +248,8 @@ def test_environment_state_continues_an_episode_exactly(make):
     rng = np.random.RandomState(0)
     shape = env.action_space.shape
     _steps(env, [rng.uniform(-1, 1, shape) for _ in range(5)])
-    saved = pickle.loads(pickle.dumps(capture_env_state(env)))  # as a checkpoint holds it
+    json_tree, arrays = encode(capture_env_state(env))  # as a checkpoint holds it
+    saved = decode(json.loads(json.dumps(json_tree)), arrays)
     actions = [rng.uniform(-1, 1, shape) for _ in range(30)]
     expected = _steps(env, actions) + [env.reset()]
     fresh = make()  # never seeded nor reset
@@ -305,12 +320,12 @@ def copy_of(path, tmp_path):
 
 
 def edit_manifest(path, edit):
+    """Change the manifest as its writer would (its own checksum recomputed)."""
     manifest_path = os.path.join(path, "manifest.json")
     with open(manifest_path) as handle:
         manifest = json.load(handle)
     edit(manifest)
-    with open(manifest_path, "w") as handle:
-        json.dump(manifest, handle)
+    checkpoint.write_manifest(manifest_path, manifest)
 
 
 @pytest.mark.parametrize("kind,overrides,message", [
@@ -355,21 +370,25 @@ def _truncate(path):
 
 
 @pytest.mark.parametrize("damage,message", [
-    (lambda p: edit_manifest(p, lambda m: m.update(format_version=2)),
-     r"format version 2, newer than this library's 1"),
+    (lambda p: edit_manifest(p, lambda m: m.update(format_version=3)),
+     r"format version 3, newer than this library's 2"),
     (lambda p: _flip_byte(os.path.join(p, "qfunc.params"), 200),
      r"qfunc.params is corrupted: its SHA-256"),
     (lambda p: _truncate(os.path.join(p, "replay_memory.npz")),
      r"replay_memory.npz is truncated or corrupted"),
-    (lambda p: _flip_byte(os.path.join(p, "policy.states"), 100),
-     r"policy.states is corrupted"),
-    (lambda p: os.remove(os.path.join(p, "state.pkl")), r"state.pkl is missing"),
+    (lambda p: _flip_byte(os.path.join(p, "policy.optimizer.nd"), 100),
+     r"policy.optimizer.nd is corrupted"),
+    (lambda p: os.remove(os.path.join(p, "training_state.json")),
+     r"training_state.json is missing"),
+    (lambda p: _flip_byte(os.path.join(p, "manifest.json"), 30),
+     r"manifest of .* (is corrupted|does not match its own checksum)"),
     (lambda p: os.remove(os.path.join(p, "manifest.json")), r"has no manifest.json"),
     (lambda p: _truncate(os.path.join(p, "manifest.json")), r"manifest of .* is corrupted"),
     (lambda p: edit_manifest(p, lambda m: m.update(format="other")), r"not a ddpg checkpoint"),
     (lambda p: shutil.rmtree(p), r"no checkpoint folder"),
 ], ids=["newer-format", "corrupted-params", "truncated-memory", "corrupted-states",
-        "missing-file", "no-manifest", "truncated-manifest", "foreign", "missing-folder"])
+        "missing-file", "flipped-manifest", "no-manifest", "truncated-manifest", "foreign",
+        "missing-folder"])
 def test_damaged_checkpoint_is_rejected(saved_checkpoint, tmp_path, target, damage, message):
     path = copy_of(saved_checkpoint, tmp_path)
     damage(path)

@@ -134,7 +134,7 @@ def test_td3_trains_saves_and_restores(tmp_path):
         manifest = json.load(handle)
     assert sorted(manifest["parameters"]) == sorted(TD3.CHECKPOINT_NETWORKS)
     assert manifest["hyperparameters"]["policy_delay"] == 2
-    assert os.path.exists(os.path.join(path, "qfunc2.states"))
+    assert os.path.exists(os.path.join(path, "qfunc2.optimizer.nd"))
     other = build(randomize=False, n_epochs=3, epoch_length=30, memory_start_size=BATCH,
                   max_path_length=15, eval_samples=15, start_steps=10)
     other.restore(path)

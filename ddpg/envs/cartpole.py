@@ -18,6 +18,8 @@ after a reset the joint solver corrects them, which changes the returns noticeab
 
 import numpy as np
 
+from ddpg.plain_data import require_keys
+
 from .base import Env, Step
 from .spaces import Box
 
@@ -92,6 +94,32 @@ class CartpoleEnv(Env):
                              % (state.shape,))
         self.state = state
         self._quirk_pending = False
+
+    def get_checkpoint_state(self):
+        """The physical state, the pending reset quirk and the generator, as plain data: the
+        checkpoint hook (:mod:`ddpg.env_state`), which continues an episode exactly."""
+        return {"state": None if self.state is None else np.array(self.state),
+                "quirk_pending": bool(self._quirk_pending), "seeded": bool(self._seeded),
+                "rng": self.np_random.get_state()}
+
+    def check_checkpoint_state(self, saved):
+        """``ValueError`` unless ``saved`` (from :meth:`get_checkpoint_state`) fits."""
+        require_keys(saved, ("state", "quirk_pending", "seeded", "rng"), "a cart-pole state")
+        state = saved["state"]
+        if state is not None and np.shape(state) != (4,):
+            raise ValueError("a cart-pole state has shape (4,), not %s" % (np.shape(state),))
+        try:
+            np.random.RandomState().set_state(saved["rng"])
+        except (TypeError, ValueError) as error:
+            raise ValueError("the cart-pole's random state is unusable (%s)" % error)
+
+    def set_checkpoint_state(self, saved):
+        self.check_checkpoint_state(saved)
+        self.state = None if saved["state"] is None else np.array(saved["state"],
+                                                                  dtype=np.float64)
+        self._quirk_pending = bool(saved["quirk_pending"])
+        self._seeded = bool(saved["seeded"])
+        self.np_random.set_state(saved["rng"])
 
     def accelerations(self, state, force):
         """``(x_dd, theta_dd)`` solving the two equations of motion for ``state`` and ``force``."""

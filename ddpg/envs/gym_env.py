@@ -21,6 +21,7 @@ import sys
 import gymnasium
 import numpy as np
 
+from . import gym_state
 from .base import Env, Step
 from .spaces import Box
 
@@ -234,6 +235,24 @@ class GymEnv(Env):
         info["truncated"] = truncated
         info["TimeLimit.truncated"] = truncated and not terminated
         return Step(observation, float(reward), terminated or truncated, info)
+
+    # -- the checkpoint hook (ddpg.env_state): arrays and plain values, see ddpg.envs.gym_state
+
+    def checkpoint_episode(self):
+        """``"exact"`` if a checkpoint continues the current episode, else ``"reset"``."""
+        return gym_state.episode_level(self.env.unwrapped)
+
+    def get_checkpoint_state(self):
+        return gym_state.capture(library_of(self.env), self.env, self.env_id, self._pending_seed)
+
+    def check_checkpoint_state(self, saved):
+        """``ValueError`` unless ``saved`` (from :meth:`get_checkpoint_state`) fits."""
+        gym_state.check(library_of(self.env), self.env, self.env_id, saved)
+
+    def set_checkpoint_state(self, saved):
+        self.check_checkpoint_state(saved)
+        gym_state.apply(library_of(self.env), self.env, saved)
+        self._pending_seed = saved["pending_seed"]
 
     def render(self):
         return self.env.render()
