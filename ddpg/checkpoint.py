@@ -86,7 +86,7 @@ HYPERPARAMETERS = (
     "eval_interval", "bootstrap_truncated", "progress_bar", "flush_denormals", "skip_nonfinite",
     "mkldnn", "start_steps", "scale_reward", "qfunc_weight_decay", "policy_weight_decay",
     "qfunc_grad_clip", "policy_grad_clip", "train_freq", "gradient_steps", "omp_threads",
-    "policy_delay", "target_noise", "target_noise_clip")  # the last three: TD3's
+    "policy_delay", "target_noise", "target_noise_clip")  # the last two: TD3's
 #: Hyperparameters a checkpoint's contents depend on: restoring with other values is an error.
 #: (The others, n_epochs first, may change between runs; differences are logged.)
 STRUCTURAL_HYPERPARAMETERS = ("memory_size", "qfunc_updater", "policy_updater")
@@ -393,11 +393,9 @@ def _capture_strategy(strategy):
 def _capture_update_stats(algo):
     """The current epoch's running update statistics (all zero at epoch boundaries)."""
     stats = getattr(algo, "update_stats", None)
-    if stats is None or not all(hasattr(stats, a) for a in ("q_sums", "policy_loss_sum",
-                                                            "n_updates")):
+    if not callable(getattr(stats, "get_checkpoint_state", None)):
         return None
-    return {"q_sums": stats.q_sums.asnumpy(), "policy_loss_sum": stats.policy_loss_sum.asnumpy(),
-            "n_updates": int(stats.n_updates)}
+    return stats.get_checkpoint_state()
 
 
 def _capture_training_state(algo):
@@ -887,19 +885,19 @@ def _prepare_strategy(strategy, saved, path):
     return lambda: None
 
 
-def _prepare_update_stats(algo, saved):
+def _prepare_update_stats(algo, saved, path):
+    """The epoch's running update statistics, through the statistics object's own hooks
+    (statistics of another layout start the epoch's averages afresh)."""
     stats = getattr(algo, "update_stats", None)
-    current = _capture_update_stats(algo)
-    if saved is None or current is None or any(
-            np.shape(saved[key]) != np.shape(current[key]) for key in ("q_sums",
-                                                                      "policy_loss_sum")):
+    try:
+        fits = saved is not None and _capture_update_stats(algo) is not None \
+            and stats.check_checkpoint_state(saved) and int(saved["n_updates"]) >= 0
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError("the checkpoint %s has malformed update statistics (%r)"
+                              % (path, error))
+    if not fits:
         return lambda: stats.reset() if hasattr(stats, "reset") else None
-
-    def apply():
-        stats.q_sums[:] = saved["q_sums"]
-        stats.policy_loss_sum[:] = saved["policy_loss_sum"]
-        stats.n_updates = saved["n_updates"]
-    return apply
+    return lambda: stats.set_checkpoint_state(saved)
 
 
 def _prepare_training_state(algo, state, path, log):
@@ -932,7 +930,7 @@ def _prepare_training_state(algo, state, path, log):
     except (ValueError, TypeError, KeyError, IndexError) as error:
         raise CheckpointError("%s (checkpoint %s)" % (error, path))
     apply_strategy = _prepare_strategy(algo.strategy, state["strategy"], path)
-    apply_stats = _prepare_update_stats(algo, state.get("update_stats"))
+    apply_stats = _prepare_update_stats(algo, state.get("update_stats"), path)
     continue_episode = state["env"]["episode"] == env_state.EXACT
     mid_episode = obs is not None and not counters.get("end", False)
 

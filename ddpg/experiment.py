@@ -256,6 +256,9 @@ def resumed_args(args, argv):
                          "run_args); restore it from Python with DDPG.restore" % args.resume)
     merged = dict(vars(args))  # flags newer than the checkpoint keep their defaults
     merged.update(saved)
+    # --policy-delay was TD3's alone (default 2) before DDPG had it: the value the algorithm
+    # used is in the manifest's hyperparameters (none: the algorithm's default)
+    merged["policy_delay"] = manifest.get("hyperparameters", {}).get("policy_delay")
     merged.update(given)
     if "log_dir" not in given:
         merged["log_dir"] = checkpoint_run_folder(args.resume)

@@ -100,3 +100,21 @@ class UpdateStatistics(object):
         self.policy_loss_sum[:] = 0
         self.n_updates = 0
         self.n_policy_updates = 0
+
+    def get_checkpoint_state(self):
+        """The running sums and counts, as arrays and ints (a checkpoint saved in the middle
+        of an epoch continues the epoch's averages exactly)."""
+        return {"q_sums": self.q_sums.asnumpy(), "policy_loss_sum": self.policy_loss_sum.asnumpy(),
+                "n_updates": int(self.n_updates), "n_policy_updates": int(self.n_policy_updates)}
+
+    def check_checkpoint_state(self, state):
+        """Whether ``state`` (from :meth:`get_checkpoint_state`) fits these statistics."""
+        return (np.shape(state["q_sums"]) == self.q_sums.shape
+                and np.shape(state["policy_loss_sum"]) == self.policy_loss_sum.shape)
+
+    def set_checkpoint_state(self, state):
+        self.q_sums[:] = state["q_sums"]
+        self.policy_loss_sum[:] = state["policy_loss_sum"]
+        self.n_updates = int(state["n_updates"])
+        # checkpoints written before policy_delay existed had a policy step in every update
+        self.n_policy_updates = int(state.get("n_policy_updates", state["n_updates"]))

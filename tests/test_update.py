@@ -152,3 +152,22 @@ def test_update_matches_numpy_with_and_without_onednn(mkldnn):
         capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "4 passed" in result.stdout
+
+
+def test_checkpoint_keeps_the_policy_update_count_of_the_running_epoch(tmp_path):
+    """With policy_delay, the epoch's AveragePolicyLoss divides by the policy updates so far:
+    a checkpoint saved between updates must bring that count back."""
+    from ddpg.replay_mem import ReplayMem
+    algo = make_algo("adam", policy_delay=2)
+    algo.memory = ReplayMem(OBS_DIM, ACT_DIM, algo.memory_size)
+    rng = np.random.RandomState(5)
+    for itr in range(5):
+        algo.do_update(itr, make_batch(rng))
+    expected = algo.update_stats.averages()
+    assert algo.update_stats.n_policy_updates == 2
+    algo.save(str(tmp_path / "ckpt"))
+    restored = make_algo("adam", policy_delay=2)
+    restored.restore(str(tmp_path / "ckpt"))
+    assert restored.update_stats.n_updates == 5
+    assert restored.update_stats.n_policy_updates == 2
+    assert restored.update_stats.averages() == expected
