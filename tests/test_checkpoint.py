@@ -654,6 +654,20 @@ def _assert_identical(expected, actual):
         assert np.array_equal(expected[key], actual[key]), key
 
 
+def test_restore_in_the_same_process_with_a_wrapped_memory_continues_identically(tmp_path):
+    import wrap_resume
+    full = wrap_resume.build()
+    full.train()
+    partial = wrap_resume.build(n_epochs=2)
+    partial.train()
+    partial.save(str(tmp_path / "ckpt"))
+    resumed = wrap_resume.build()
+    resumed.restore(str(tmp_path / "ckpt"))
+    assert (resumed.memory.size, resumed.memory.top) == (40, 10)
+    resumed.train()
+    _assert_identical(wrap_resume.outcome(full), wrap_resume.outcome(resumed))
+
+
 def test_resume_with_a_wrapped_memory_in_a_new_process_is_bit_identical(wrapped_runs):
     _assert_identical(wrapped_runs["full"], wrapped_runs["full_resumed"])
     top, size = wrapped_runs["full"]["memory.top_size"]
