@@ -147,9 +147,33 @@ def test_infinite_action_bounds_are_rejected(low, high):
         build(env, spec_env=PointEnv(OBS_DIM, ACT_DIM))
 
 
+class UnboundedObservationEnv(SpaceEnv):
+    """Observations far outside any box, growing each step, on an unbounded space."""
+
+    def reset(self):
+        self.t = 0
+        return np.array([1e4, -3e5, 7.0])
+
+    def step(self, action):
+        self.t += 1
+        return Step(np.array([1e4 * self.t, -3e5, 7.0 + self.t]), 1.0, False, {})
+
+
 def test_infinite_observation_bounds_are_fine():
-    env = SpaceEnv(Box(-np.inf, np.inf, shape=(OBS_DIM,)), Box(-2, 2, shape=(ACT_DIM,)))
-    build(env)
+    """Unbounded observations are accepted, stored as they come and acted on within the
+    action bounds."""
+    env = UnboundedObservationEnv(Box(-np.inf, np.inf, shape=(OBS_DIM,)),
+                                  Box(-2, 2, shape=(ACT_DIM,)))
+    algo = build(env, n_epochs=1, epoch_length=6, memory_start_size=4, max_path_length=100,
+                 eval_samples=1)
+    algo.train()
+    steps = np.arange(6.0)
+    np.testing.assert_array_equal(algo.memory.obss[:6], np.stack(
+        [np.where(steps == 0, 1e4, 1e4 * steps), np.full(6, -3e5), 7.0 + steps], axis=1))
+    np.testing.assert_array_equal(algo.memory.nxts[:6, 0], 1e4 * (steps + 1))
+    actions = algo.memory.acts[:6]
+    assert np.all(np.abs(actions) <= 2.0) and len(np.unique(actions)) > 1
+    assert algo.itr == 3 and np.isfinite(algo.policy.params.data.asnumpy()).all()
 
 
 # ---------------------------------------------------------------------------------------------

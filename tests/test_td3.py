@@ -118,9 +118,13 @@ def test_smoothing_and_the_minimum_change_the_targets():
                 * np.minimum(q1s, q2s))
     np.testing.assert_allclose(algo.qfunc.arg_dict["yval"].asnumpy(), expected, rtol=1e-4,
                                atol=1e-5)
-    # both critics read the very same target array
-    assert algo.qfunc2.arg_dict["yval"] is algo.qfunc.arg_dict["yval"] or np.array_equal(
-        algo.qfunc2.arg_dict["yval"].asnumpy(), algo.qfunc.arg_dict["yval"].asnumpy())
+    # both critics read the very same target array: a write into one shows in the other
+    first, second = algo.qfunc.arg_dict["yval"], algo.qfunc2.arg_dict["yval"]
+    marker = np.arange(first.size, dtype=np.float32).reshape(first.shape) + 0.5
+    first[:] = marker
+    np.testing.assert_array_equal(second.asnumpy(), marker)
+    second[:] = -marker
+    np.testing.assert_array_equal(first.asnumpy(), -marker)
 
 
 def test_td3_trains_saves_and_restores(tmp_path):
