@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ddpg import DDPG, logger
-from ddpg.envs import CartpoleEnv, GymEnv, Step, normalize
+from ddpg.envs import Box, CartpoleEnv, EnvSpec, GymEnv, Step, normalize
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
@@ -256,6 +256,36 @@ def test_env_receives_actions_of_the_action_space_shape():
     algo = make_ddpg(env, n_epochs=1, epoch_length=20, memory_start_size=16, eval_samples=5)
     algo.train()
     assert env.actions_seen and all(a.shape == (2,) for a in env.actions_seen)
+
+
+class MatrixActionEnv(object):
+    """An action space of shape (2, 2): the networks see 4 flat values, the env a matrix."""
+
+    def __init__(self):
+        self.observation_space = Box(-np.inf, np.inf, shape=(3,))
+        self.action_space = Box(-1.0, 1.0, shape=(2, 2))
+        self.spec = EnvSpec(self.observation_space, self.action_space)
+        self.shapes = []
+
+    def reset(self):
+        return np.zeros(3)
+
+    def step(self, action):
+        self.shapes.append(np.shape(action))
+        return Step(np.ones(3), float(np.sum(action)), False, {})
+
+    def clone(self):
+        return MatrixActionEnv()
+
+
+def test_a_matrix_action_space_gets_matrices_in_training_and_evaluation():
+    env = MatrixActionEnv()
+    algo = make_ddpg(env, n_epochs=1, epoch_length=8, memory_start_size=16, max_path_length=5,
+                     eval_samples=3)
+    algo.train()
+    assert env.shapes == [(2, 2)] * 8
+    assert algo.eval_env.shapes == [(2, 2)] * 5  # one whole 5-step evaluation rollout
+    assert algo.memory.acts.shape[1] == 4
 
 
 def test_example_script_runs(tmp_path):
