@@ -203,6 +203,15 @@ def test_infinite_observation_bounds_are_fine():
     (dict(n_updates_per_sample=0), "n_updates_per_sample"),
     (dict(eval_samples=-1), "eval_samples"),
     (dict(batch_size=2.5), "batch_size"),
+    (dict(batch_size=True), "batch_size"),
+    (dict(eval_samples=2.5), "eval_samples"),
+    (dict(start_steps=True), "start_steps"),
+    (dict(memory_start_size=False), "memory_start_size"),
+    (dict(memory_start_size=3), "memory_start_size"),
+    (dict(eval_interval=1.5), "eval_interval"),
+    (dict(scale_reward=True), "scale_reward"),
+    (dict(scale_reward=float("inf")), "scale_reward"),
+    (dict(scale_reward=float("nan")), "scale_reward"),
 ])
 def test_bad_hyperparameters_name_the_argument(kwargs, name):
     with pytest.raises(ValueError, match=name):
@@ -218,7 +227,8 @@ def test_unknown_optimiser_lists_the_known_ones():
 @pytest.mark.parametrize("kwargs", [
     dict(soft_target_tau=1.0), dict(memory_start_size=0), dict(eval_interval=None),
     dict(discount=0.0), dict(discount=1.0), dict(batch_size=100, memory_size=100),
-    dict(eval_samples=0),
+    dict(eval_samples=0), dict(memory_start_size=4), dict(soft_target_tau=1e-6),
+    dict(start_steps=0), dict(eval_interval=3), dict(scale_reward=-0.5),
 ])
 def test_boundary_values_are_accepted(kwargs):
     algo = build(**kwargs)

@@ -282,6 +282,67 @@ def test_normalize_param_values_round_trip_and_clone():
         other.set_param_values(dict(saved, obs_mean=np.zeros(2)))
 
 
+class ChattyEnv(RecordingEnv):
+    """Has rllab's optional methods and a horizon, and records their calls."""
+
+    horizon = 17
+
+    def __init__(self, *args, **kwargs):
+        super(ChattyEnv, self).__init__(*args, **kwargs)
+        self.calls = []
+
+    def render(self):
+        self.calls.append("render")
+        return "frame"
+
+    def terminate(self):
+        self.calls.append("terminate")
+
+    def log_diagnostics(self, paths):
+        self.calls.append(("log_diagnostics", paths))
+
+    def clone(self):
+        return ChattyEnv([-1.0], [1.0], self.observations)
+
+
+class StepWithoutInfoEnv(RecordingEnv):
+    def step(self, action):
+        return Step(self.observations[0], 1.0, False, None)
+
+
+def test_normalize_defaults_and_what_it_passes_through():
+    inner = ChattyEnv([-1.0], [1.0], [[1.0], [2.0]])
+    for env in (normalize(inner), NormalizedEnv(inner)):
+        assert (env.scale_reward, env.normalize_obs, env.normalize_reward) == (1.0, False, False)
+        assert (env.obs_alpha, env.reward_alpha) == (0.001, 0.001)
+        assert env.observation_space is inner.observation_space
+        assert env.horizon == 17
+        assert env.render() == "frame"
+        env.terminate()
+        env.log_diagnostics(["path"])
+    assert inner.calls == ["render", "terminate", ("log_diagnostics", ["path"])] * 2
+    assert repr(normalize(inner)) == "NormalizedEnv(%r)" % (inner,)
+    # an environment without them: nothing to forward, no error
+    plain = normalize(RecordingEnv([-1.0], [1.0], [[0.0]]))
+    assert plain.horizon is None
+    plain.terminate()
+    plain.log_diagnostics([])
+    # a missing info becomes an empty dict
+    no_info = normalize(StepWithoutInfoEnv([-1.0], [1.0], [[0.0]]))
+    no_info.reset()
+    assert no_info.step([0.0]).info == {}
+
+
+def test_normalize_clone_keeps_every_setting():
+    env = normalize(ChattyEnv([-1.0], [1.0], [[1.0], [2.0]]), scale_reward=0.25,
+                    normalize_obs=True, normalize_reward=False, obs_alpha=0.3, reward_alpha=0.2)
+    other = env.clone()
+    assert isinstance(other.wrapped_env, ChattyEnv) and other.wrapped_env is not env.wrapped_env
+    assert (other.scale_reward, other.normalize_obs, other.normalize_reward,
+            other.obs_alpha, other.reward_alpha) == (0.25, True, False, 0.3, 0.2)
+    assert other.action_space == env.action_space
+
+
 def test_normalize_rejects_infinite_action_bounds():
     with pytest.raises(ValueError, match="finite"):
         normalize(RecordingEnv([-np.inf], [np.inf], [[0.0]]))
