@@ -215,7 +215,8 @@ def test_normalize_maps_unit_actions_onto_the_bounds_and_clips():
     for got, want in zip(inner.actions, expected):
         assert got.shape == (2,)
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"expected 2 action values, got an array of shape "
+                                         r"\(3,\)"):
         env.step(np.zeros(3))
 
 
@@ -278,8 +279,15 @@ def test_normalize_param_values_round_trip_and_clone():
     np.testing.assert_array_equal(other.get_param_values()["obs_mean"], saved["obs_mean"])
     saved["obs_mean"][0] = 99.0  # a copy was stored, not the caller's array
     assert other.get_param_values()["obs_mean"][0] != 99.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"observation statistics of shape \(2,\)/\(1,\) "
+                                         r"do not fit this env's \(1,\)"):
         other.set_param_values(dict(saved, obs_mean=np.zeros(2)))
+    # statistics given as lists of ints or float32 arrays are kept as float64
+    other.set_param_values(dict(obs_mean=[1], obs_var=np.ones(1, np.float32), reward_mean=2,
+                                reward_var=3))
+    restored = other.get_param_values()
+    assert restored["obs_mean"].dtype == restored["obs_var"].dtype == np.float64
+    assert isinstance(restored["reward_mean"], float) and restored["reward_var"] == 3.0
 
 
 class ChattyEnv(RecordingEnv):

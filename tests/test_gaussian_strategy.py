@@ -69,12 +69,20 @@ def test_gaussian_sigma_decays_linearly_then_stays():
     assert strategy.current_sigma() == pytest.approx(0.1)
 
 
-@pytest.mark.parametrize("kwargs", [dict(sigma=-0.1), dict(sigma_min=0.1),
-                                    dict(decay_steps=10), dict(sigma_min=0.1, decay_steps=0),
-                                    dict(sigma_min=-1, decay_steps=10)])
-def test_gaussian_rejects_bad_arguments(kwargs):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(sigma=-0.1), "sigma must be non-negative, got -0.1"),
+    (dict(sigma_min=0.1), "needs both sigma_min and decay_steps"),
+    (dict(decay_steps=10), "needs both sigma_min and decay_steps"),
+    (dict(sigma_min=0.1, decay_steps=0), "decay_steps must be a positive integer and "
+                                         "sigma_min non-negative; got decay_steps=0"),
+    (dict(sigma_min=-1, decay_steps=10), "sigma_min non-negative; got decay_steps=10, "
+                                         "sigma_min=-1"),
+    (dict(sigma_min=0.1, decay_steps=2.5), "decay_steps must be a positive integer"),
+])
+def test_gaussian_rejects_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError) as info:
         GaussianStrategy(spec(-1, 1, (2,)), **kwargs)
+    assert message in str(info.value)
 
 
 def test_ou_dt_one_is_the_original_recursion_bit_for_bit():
