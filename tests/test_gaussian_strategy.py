@@ -106,8 +106,9 @@ def test_ou_with_dt_follows_euler_maruyama():
     for state in states:
         x = x + 0.15 * (0.0 - x) * 1e-2 + 0.2 * np.sqrt(1e-2) * np.random.randn(2)
         np.testing.assert_allclose(state, x, rtol=1e-12, atol=1e-15)
-    with pytest.raises(ValueError):
-        OUStrategy(spec(-1, 1, (2,)), dt=0)
+    for dt in (0, -0.5):
+        with pytest.raises(ValueError, match=r"^OUStrategy's dt must be positive, got %r$" % dt):
+            OUStrategy(spec(-1, 1, (2,)), dt=dt)
 
 
 def make_algo(strategy_kwargs, n_epochs):

@@ -4,6 +4,7 @@
     python tools/mutation.py                    # every core module (an hour or more on 1 core)
     python tools/mutation.py utils replay_mem   # some of them
     python tools/mutation.py --sample 25        # a seeded sample of 25 mutants a module
+    python tools/mutation.py --retest-survivors # the survivors again, after adding tests
     python tools/mutation.py --report           # only print the results of earlier runs
 
 mutmut (configured in setup.cfg's ``[mutmut]``) copies ``ddpg/`` to ``mutants/`` with every
@@ -93,9 +94,15 @@ def sample_mutants(modules, size, seed, max_children):
     rng = random.Random(seed)
     names = []
     for module in modules:
-        mutants = sorted(results(module))
-        names.extend(rng.sample(mutants, min(size, len(mutants))))
+        untested = sorted(name for name, code in results(module).items() if code is None)
+        names.extend(rng.sample(untested, min(size, len(untested))))
     return names
+
+
+def survivors(modules):
+    """The mutants of ``modules`` that survived their last test and are not equivalent."""
+    return [name for module in modules for name, code in sorted(results(module).items())
+            if code in SURVIVED and not still_equivalent(name)]
 
 
 def meta_path(module):
@@ -156,21 +163,32 @@ def main(argv=None):
     parser.add_argument("--sample", type=int, metavar="N",
                         help="test a random sample of N mutants of each module instead of all")
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    parser.add_argument("--sample-only", nargs="*", default=[], metavar="MODULE",
+                        help="further modules to sample from (with --sample)")
+    parser.add_argument("--retest-survivors", action="store_true",
+                        help="test the survivors of earlier runs again (after adding tests)")
     parser.add_argument("--report", action="store_true",
                         help="print the results of earlier runs without running mutmut")
     args = parser.parse_args(argv)
-    unknown = sorted(set(args.modules) - set(MODULES))
+    unknown = sorted(set(args.modules + args.sample_only) - set(MODULES))
     if unknown:
         parser.error("unknown module %s; the core modules are %s"
                      % (", ".join(unknown), ", ".join(sorted(MODULES))))
     modules = args.modules or list(MODULES)
+    # --sample-only: modules sampled but whose survivors are not retested (e.g. a module
+    # another change is rewriting)
+    sample_modules = modules + [m for m in args.sample_only if m not in modules]
     if not args.report:
+        names = []
         if args.sample:
-            names = sample_mutants(modules, args.sample, args.seed, args.max_children)
-        else:
+            names += sample_mutants(sample_modules, args.sample, args.seed, args.max_children)
+        if args.retest_survivors:
+            names += survivors(modules)
+        if not (args.sample or args.retest_survivors):
             names = ["%s.*" % dotted(MODULES[module]) for module in modules]
-        run_mutmut(names, args.max_children)
-    report(modules)
+        if names:
+            run_mutmut(names, args.max_children)
+    report(sample_modules)
 
 
 if __name__ == "__main__":
