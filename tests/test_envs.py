@@ -238,6 +238,16 @@ def test_normalize_observations_by_ema_including_reset():
     np.testing.assert_allclose(params["obs_var"], [2.34375, 0.6171875])
 
 
+def test_normalized_observations_keep_their_shape():
+    env = normalize(RecordingEnv([-1.0], [1.0], [np.ones((2, 2)), np.zeros((2, 2))]),
+                    normalize_obs=True, obs_alpha=0.5)
+    first, second = env.reset(), env.step([0.0]).observation
+    assert first.shape == second.shape == (2, 2)
+    # mean 0.5, var 1 * 0.5 + 0.5 * 0.5^2 = 0.625 after the first; then mean 0.25
+    np.testing.assert_allclose(first, np.full((2, 2), 0.5 / (np.sqrt(0.625) + EPS)))
+    assert env.get_param_values()["obs_mean"].shape == (4,)
+
+
 def test_observations_untouched_without_normalize_obs():
     env = normalize(RecordingEnv([-1.0], [1.0], [[2.0, 3.0], [4.0, 5.0]]))
     np.testing.assert_array_equal(env.reset(), [2.0, 3.0])

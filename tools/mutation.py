@@ -49,6 +49,12 @@ EQUIVALENT = {
         "self._action_high.reshape(1, -2)", NEGATIVE_SHAPE),
     "ddpg.envs.normalized_env.xǁNormalizedEnvǁ_apply_normalize_obs__mutmut_9": (
         "flat_obs = obs.reshape(-2)", NEGATIVE_SHAPE),
+    "ddpg.td3.xǁTD3ǁ_target_q_symbol__mutmut_119": (
+        "mx.symbol.minimum(qval_sym(act=smoothed),",
+        "the first critic's own input variable is also named obs, so the executor binds it "
+        "to the same s' array as the shared obs variable"),
+    "ddpg.td3.xǁTD3ǁ_target_q_symbol__mutmut_56": (
+        "ctx=self.ctx, dtype=None)", "mx.nd.array makes float32 arrays by default"),
     "ddpg.utils.x_rollout__mutmut_31": (
         'info.get("TimeLimit.truncated", )',
         "a missing key then gives None instead of False, and bool() of both is False"),
