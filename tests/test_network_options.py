@@ -219,6 +219,12 @@ def test_the_symbol_builders_defaults_are_the_originals_layouts():
     assert "qunfc_concat_output" in internals
     assert [name for name in internals if "relu" in name] == [
         "qfunc_relu1_output", "qfunc_relu2_output", "qfunc_relu3_output"]
+    # the action joins after the last hidden layer, or before the first: the same names
+    for merge in (0, 3):
+        internals = define_qfunc(obs, act, action_merge_layer=merge).get_internals()
+        assert "qunfc_concat_output" in internals.list_outputs(), merge
+    second = define_qfunc(obs, act, action_merge_layer=3, prefix="qfunc2").get_internals()
+    assert "qfunc2_concat_output" in second.list_outputs()
     policy = define_policy(obs, 2)
     assert policy.list_arguments() == ["obs"] + ORIGINAL_POLICY_PARAMS
     assert [name for name in policy.get_internals().list_outputs() if "relu" in name] == [
