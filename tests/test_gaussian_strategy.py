@@ -27,6 +27,12 @@ class StubPolicy(object):
         return self.action.copy()
 
 
+def test_gaussian_defaults_are_td3s():
+    strategy = GaussianStrategy(spec(-1, 1, (2,)))
+    assert (strategy.sigma, strategy.sigma_min, strategy.decay_steps) == (0.1, None, None)
+    assert strategy.current_sigma() == 0.1 and strategy.steps == 0
+
+
 def test_gaussian_noise_is_relative_to_the_action_range():
     """std in dimension i is sigma * (high_i - low_i) / 2; the mean is the policy's action."""
     low, high = np.array([-1.0, 0.0, -10.0]), np.array([1.0, 4.0, 10.0])
