@@ -1,4 +1,6 @@
 """ddpg.backend: the oneDNN and OpenMP choices DDPG makes for its networks' sizes."""
+import ctypes
+
 import mxnet as mx
 import pytest
 
@@ -44,6 +46,15 @@ def test_bad_thread_counts_are_rejected(omp_calls, bad):
 
 
 def test_mxnet_accepts_the_setting():
-    """The real call (MXNet's C API) succeeds; MXNet has no getter to read it back."""
-    backend._set_mxnet_omp_threads(1)
-    backend._set_mxnet_omp_threads(backend._default_omp_threads())
+    """The real call (MXNet's C API) sets the OpenMP thread count of the calling thread.
+
+    MXNet has no getter; the OpenMP runtime it is linked against (GNU libgomp) has one."""
+    openmp = ctypes.CDLL("libgomp.so.1")
+    default = backend._default_omp_threads()
+    try:
+        for threads in (3, 1, 2):
+            backend._set_mxnet_omp_threads(threads)
+            assert openmp.omp_get_max_threads() == threads
+    finally:
+        backend._set_mxnet_omp_threads(default)
+    assert openmp.omp_get_max_threads() == default

@@ -578,13 +578,14 @@ def test_ctrl_c_without_snapshot_folder_saves_nothing(tmp_path):
 SCRIPT = os.path.join(REPO, "examples", "run_ddpg.py")
 EVALUATE = os.path.join(REPO, "examples", "evaluate.py")
 COMMON = ["--epoch-length", "100", "--memory-start-size", "50", "--eval-samples", "100",
-          "--memory-size", "5000", "--ctx", "cpu", "--seed", "7", "--no-progress-bar",
+          "--memory-size", "150", "--ctx", "cpu", "--seed", "7", "--no-progress-bar",
           "--policy-hidden-sizes", "16", "16", "--qfunc-hidden-sizes", "16", "16", "16"]
 
 
 @pytest.fixture(scope="module")
 def script_runs(tmp_path_factory):
-    """run_ddpg.py: 3 epochs straight; 2 epochs then --resume to 3."""
+    """run_ddpg.py: 3 epochs straight; 2 epochs then --resume to 3. The replay memory holds
+    150 transitions: it has wrapped when the run is resumed (200 steps, write position 50)."""
     folder = tmp_path_factory.mktemp("script")
     straight, split = str(folder / "straight"), str(folder / "split")
     run_python([SCRIPT, "--n-epochs", "3", "--log-dir", straight] + COMMON)
@@ -644,3 +645,58 @@ def test_evaluate_writes_a_gif(tmp_path):
     from PIL import Image
     with Image.open(path) as image:
         assert image.size == (10, 8) and image.n_frames == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# resuming with a replay memory that has filled and wrapped around
+
+
+@pytest.fixture(scope="module")
+def wrapped_runs(tmp_path_factory):
+    """tests/wrap_resume.py: the original runs in one new process, the resumed ones in
+    another; returns {name: arrays} for the four outcomes."""
+    folder = str(tmp_path_factory.mktemp("wrapped"))
+    helper = os.path.join(TESTS, "wrap_resume.py")
+    run_python([helper, "original", folder])
+    run_python([helper, "resumed", folder])
+    outcomes = {}
+    for name in ("full", "full_resumed", "interrupted_continued", "interrupted_resumed"):
+        with np.load(os.path.join(folder, name + ".npz")) as arrays:
+            outcomes[name] = dict(arrays)
+    return outcomes
+
+
+def _assert_identical(expected, actual):
+    assert sorted(expected) == sorted(actual)
+    assert any(key.startswith("qfunc_target.") for key in expected)
+    for key in expected:
+        assert np.array_equal(expected[key], actual[key]), key
+
+
+def test_restore_in_the_same_process_with_a_wrapped_memory_continues_identically(tmp_path):
+    import wrap_resume
+    full = wrap_resume.build()
+    full.train()
+    partial = wrap_resume.build(n_epochs=2)
+    partial.train()
+    partial.save(str(tmp_path / "ckpt"))
+    resumed = wrap_resume.build()
+    resumed.restore(str(tmp_path / "ckpt"))
+    assert (resumed.memory.size, resumed.memory.top) == (40, 10)
+    resumed.train()
+    _assert_identical(wrap_resume.outcome(full), wrap_resume.outcome(resumed))
+
+
+def test_resume_with_a_wrapped_memory_in_a_new_process_is_bit_identical(wrapped_runs):
+    _assert_identical(wrapped_runs["full"], wrapped_runs["full_resumed"])
+    top, size = wrapped_runs["full"]["memory.top_size"]
+    assert size == 40 and top == (4 * 25) % 40  # 100 steps through 40 slots
+
+
+def test_resume_after_ctrl_c_mid_epoch_with_a_wrapped_memory_is_bit_identical(wrapped_runs):
+    """The run resumed from the interrupted checkpoint does exactly what the interrupted
+    process did when it carried on (the interrupted epoch runs again from its start)."""
+    _assert_identical(wrapped_runs["interrupted_continued"],
+                      wrapped_runs["interrupted_resumed"])
+    # 62 steps before the interrupt, then epochs 2 and 3 in full
+    assert list(wrapped_runs["interrupted_resumed"]["counters"][[0, 2]]) == [4, 62 + 50]

@@ -148,9 +148,33 @@ def test_infinite_action_bounds_are_rejected(low, high):
         build(env, spec_env=PointEnv(OBS_DIM, ACT_DIM))
 
 
+class UnboundedObservationEnv(SpaceEnv):
+    """Observations far outside any box, growing each step, on an unbounded space."""
+
+    def reset(self):
+        self.t = 0
+        return np.array([1e4, -3e5, 7.0])
+
+    def step(self, action):
+        self.t += 1
+        return Step(np.array([1e4 * self.t, -3e5, 7.0 + self.t]), 1.0, False, {})
+
+
 def test_infinite_observation_bounds_are_fine():
-    env = SpaceEnv(Box(-np.inf, np.inf, shape=(OBS_DIM,)), Box(-2, 2, shape=(ACT_DIM,)))
-    build(env)
+    """Unbounded observations are accepted, stored as they come and acted on within the
+    action bounds."""
+    env = UnboundedObservationEnv(Box(-np.inf, np.inf, shape=(OBS_DIM,)),
+                                  Box(-2, 2, shape=(ACT_DIM,)))
+    algo = build(env, n_epochs=1, epoch_length=6, memory_start_size=4, max_path_length=100,
+                 eval_samples=1)
+    algo.train()
+    steps = np.arange(6.0)
+    np.testing.assert_array_equal(algo.memory.obss[:6], np.stack(
+        [np.where(steps == 0, 1e4, 1e4 * steps), np.full(6, -3e5), 7.0 + steps], axis=1))
+    np.testing.assert_array_equal(algo.memory.nxts[:6, 0], 1e4 * (steps + 1))
+    actions = algo.memory.acts[:6]
+    assert np.all(np.abs(actions) <= 2.0) and len(np.unique(actions)) > 1
+    assert algo.itr == 3 and np.isfinite(algo.policy.params.data.asnumpy()).all()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,6 +204,15 @@ def test_infinite_observation_bounds_are_fine():
     (dict(n_updates_per_sample=0), "n_updates_per_sample"),
     (dict(eval_samples=-1), "eval_samples"),
     (dict(batch_size=2.5), "batch_size"),
+    (dict(batch_size=True), "batch_size"),
+    (dict(eval_samples=2.5), "eval_samples"),
+    (dict(start_steps=True), "start_steps"),
+    (dict(memory_start_size=False), "memory_start_size"),
+    (dict(memory_start_size=3), "memory_start_size"),
+    (dict(eval_interval=1.5), "eval_interval"),
+    (dict(scale_reward=True), "scale_reward"),
+    (dict(scale_reward=float("inf")), "scale_reward"),
+    (dict(scale_reward=float("nan")), "scale_reward"),
 ])
 def test_bad_hyperparameters_name_the_argument(kwargs, name):
     with pytest.raises(ValueError, match=name):
@@ -189,13 +222,16 @@ def test_bad_hyperparameters_name_the_argument(kwargs, name):
 def test_unknown_optimiser_lists_the_known_ones():
     with pytest.raises(ValueError, match="adamm") as info:
         build(qfunc_updater="adamm")
-    assert "rmsprop" in str(info.value) and "sgd" in str(info.value)
+    known = ", ".join(sorted(mx.optimizer.Optimizer.opt_registry))
+    assert str(info.value) == "qfunc_updater='adamm' is not an MXNet optimizer; known: " + known
+    assert "rmsprop" in known and "sgd" in known
 
 
 @pytest.mark.parametrize("kwargs", [
     dict(soft_target_tau=1.0), dict(memory_start_size=0), dict(eval_interval=None),
     dict(discount=0.0), dict(discount=1.0), dict(batch_size=100, memory_size=100),
-    dict(eval_samples=0),
+    dict(eval_samples=0), dict(memory_start_size=4), dict(soft_target_tau=1e-6),
+    dict(start_steps=0), dict(eval_interval=3), dict(scale_reward=-0.5),
 ])
 def test_boundary_values_are_accepted(kwargs):
     algo = build(**kwargs)

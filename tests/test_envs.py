@@ -215,7 +215,8 @@ def test_normalize_maps_unit_actions_onto_the_bounds_and_clips():
     for got, want in zip(inner.actions, expected):
         assert got.shape == (2,)
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"expected 2 action values, got an array of shape "
+                                         r"\(3,\)"):
         env.step(np.zeros(3))
 
 
@@ -235,6 +236,16 @@ def test_normalize_observations_by_ema_including_reset():
     params = env.get_param_values()
     np.testing.assert_allclose(params["obs_mean"], [0.75, 2.625])
     np.testing.assert_allclose(params["obs_var"], [2.34375, 0.6171875])
+
+
+def test_normalized_observations_keep_their_shape():
+    env = normalize(RecordingEnv([-1.0], [1.0], [np.ones((2, 2)), np.zeros((2, 2))]),
+                    normalize_obs=True, obs_alpha=0.5)
+    first, second = env.reset(), env.step([0.0]).observation
+    assert first.shape == second.shape == (2, 2)
+    # mean 0.5, var 1 * 0.5 + 0.5 * 0.5^2 = 0.625 after the first; then mean 0.25
+    np.testing.assert_allclose(first, np.full((2, 2), 0.5 / (np.sqrt(0.625) + EPS)))
+    assert env.get_param_values()["obs_mean"].shape == (4,)
 
 
 def test_observations_untouched_without_normalize_obs():
@@ -278,8 +289,76 @@ def test_normalize_param_values_round_trip_and_clone():
     np.testing.assert_array_equal(other.get_param_values()["obs_mean"], saved["obs_mean"])
     saved["obs_mean"][0] = 99.0  # a copy was stored, not the caller's array
     assert other.get_param_values()["obs_mean"][0] != 99.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"observation statistics of shape \(2,\)/\(1,\) "
+                                         r"do not fit this env's \(1,\)"):
         other.set_param_values(dict(saved, obs_mean=np.zeros(2)))
+    # statistics given as lists of ints or float32 arrays are kept as float64
+    other.set_param_values(dict(obs_mean=[1], obs_var=np.ones(1, np.float32), reward_mean=2,
+                                reward_var=3))
+    restored = other.get_param_values()
+    assert restored["obs_mean"].dtype == restored["obs_var"].dtype == np.float64
+    assert isinstance(restored["reward_mean"], float) and restored["reward_var"] == 3.0
+
+
+class ChattyEnv(RecordingEnv):
+    """Has rllab's optional methods and a horizon, and records their calls."""
+
+    horizon = 17
+
+    def __init__(self, *args, **kwargs):
+        super(ChattyEnv, self).__init__(*args, **kwargs)
+        self.calls = []
+
+    def render(self):
+        self.calls.append("render")
+        return "frame"
+
+    def terminate(self):
+        self.calls.append("terminate")
+
+    def log_diagnostics(self, paths):
+        self.calls.append(("log_diagnostics", paths))
+
+    def clone(self):
+        return ChattyEnv([-1.0], [1.0], self.observations)
+
+
+class StepWithoutInfoEnv(RecordingEnv):
+    def step(self, action):
+        return Step(self.observations[0], 1.0, False, None)
+
+
+def test_normalize_defaults_and_what_it_passes_through():
+    inner = ChattyEnv([-1.0], [1.0], [[1.0], [2.0]])
+    for env in (normalize(inner), NormalizedEnv(inner)):
+        assert (env.scale_reward, env.normalize_obs, env.normalize_reward) == (1.0, False, False)
+        assert (env.obs_alpha, env.reward_alpha) == (0.001, 0.001)
+        assert env.observation_space is inner.observation_space
+        assert env.horizon == 17
+        assert env.render() == "frame"
+        env.terminate()
+        env.log_diagnostics(["path"])
+    assert inner.calls == ["render", "terminate", ("log_diagnostics", ["path"])] * 2
+    assert repr(normalize(inner)) == "NormalizedEnv(%r)" % (inner,)
+    # an environment without them: nothing to forward, no error
+    plain = normalize(RecordingEnv([-1.0], [1.0], [[0.0]]))
+    assert plain.horizon is None
+    plain.terminate()
+    plain.log_diagnostics([])
+    # a missing info becomes an empty dict
+    no_info = normalize(StepWithoutInfoEnv([-1.0], [1.0], [[0.0]]))
+    no_info.reset()
+    assert no_info.step([0.0]).info == {}
+
+
+def test_normalize_clone_keeps_every_setting():
+    env = normalize(ChattyEnv([-1.0], [1.0], [[1.0], [2.0]]), scale_reward=0.25,
+                    normalize_obs=True, normalize_reward=False, obs_alpha=0.3, reward_alpha=0.2)
+    other = env.clone()
+    assert isinstance(other.wrapped_env, ChattyEnv) and other.wrapped_env is not env.wrapped_env
+    assert (other.scale_reward, other.normalize_obs, other.normalize_reward,
+            other.obs_alpha, other.reward_alpha) == (0.25, True, False, 0.3, 0.2)
+    assert other.action_space == env.action_space
 
 
 def test_normalize_rejects_infinite_action_bounds():

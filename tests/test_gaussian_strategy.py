@@ -27,6 +27,12 @@ class StubPolicy(object):
         return self.action.copy()
 
 
+def test_gaussian_defaults_are_td3s():
+    strategy = GaussianStrategy(spec(-1, 1, (2,)))
+    assert (strategy.sigma, strategy.sigma_min, strategy.decay_steps) == (0.1, None, None)
+    assert strategy.current_sigma() == 0.1 and strategy.steps == 0
+
+
 def test_gaussian_noise_is_relative_to_the_action_range():
     """std in dimension i is sigma * (high_i - low_i) / 2; the mean is the policy's action."""
     low, high = np.array([-1.0, 0.0, -10.0]), np.array([1.0, 4.0, 10.0])
@@ -69,12 +75,20 @@ def test_gaussian_sigma_decays_linearly_then_stays():
     assert strategy.current_sigma() == pytest.approx(0.1)
 
 
-@pytest.mark.parametrize("kwargs", [dict(sigma=-0.1), dict(sigma_min=0.1),
-                                    dict(decay_steps=10), dict(sigma_min=0.1, decay_steps=0),
-                                    dict(sigma_min=-1, decay_steps=10)])
-def test_gaussian_rejects_bad_arguments(kwargs):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(sigma=-0.1), "sigma must be non-negative, got -0.1"),
+    (dict(sigma_min=0.1), "needs both sigma_min and decay_steps"),
+    (dict(decay_steps=10), "needs both sigma_min and decay_steps"),
+    (dict(sigma_min=0.1, decay_steps=0), "decay_steps must be a positive integer and "
+                                         "sigma_min non-negative; got decay_steps=0"),
+    (dict(sigma_min=-1, decay_steps=10), "sigma_min non-negative; got decay_steps=10, "
+                                         "sigma_min=-1"),
+    (dict(sigma_min=0.1, decay_steps=2.5), "decay_steps must be a positive integer"),
+])
+def test_gaussian_rejects_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError) as info:
         GaussianStrategy(spec(-1, 1, (2,)), **kwargs)
+    assert message in str(info.value)
 
 
 def test_ou_dt_one_is_the_original_recursion_bit_for_bit():
@@ -98,8 +112,9 @@ def test_ou_with_dt_follows_euler_maruyama():
     for state in states:
         x = x + 0.15 * (0.0 - x) * 1e-2 + 0.2 * np.sqrt(1e-2) * np.random.randn(2)
         np.testing.assert_allclose(state, x, rtol=1e-12, atol=1e-15)
-    with pytest.raises(ValueError):
-        OUStrategy(spec(-1, 1, (2,)), dt=0)
+    for dt in (0, -0.5):
+        with pytest.raises(ValueError, match=r"^OUStrategy's dt must be positive, got %r$" % dt):
+            OUStrategy(spec(-1, 1, (2,)), dt=dt)
 
 
 def make_algo(strategy_kwargs, n_epochs):

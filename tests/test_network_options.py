@@ -199,3 +199,42 @@ def test_evaluate_rebuilds_a_policy_with_network_options(tmp_path):
     policy = evaluate.load_policy(CheckpointReader(path), normalize(CartpoleEnv()))
     obs = np.linspace(-0.1, 0.1, 4)
     np.testing.assert_allclose(policy.get_action(obs), algo.policy.get_action(obs), rtol=1e-6)
+
+
+def test_the_symbol_builders_defaults_are_the_originals_layouts():
+    """define_qfunc and define_policy called with their defaults (no network class in
+    between): the original's layers, names and shapes, no LayerNorm, ReLU activations."""
+    from ddpg.utils import define_policy, define_qfunc
+    obs, act = mx.symbol.Variable("obs"), mx.symbol.Variable("act")
+    qval = define_qfunc(obs, act)
+    assert qval.list_arguments() == ["obs", "qfunc_fc1_weight", "qfunc_fc1_bias",
+                                     "qfunc_fc2_weight", "qfunc_fc2_bias", "act",
+                                     "qfunc_fc3_weight", "qfunc_fc3_bias",
+                                     "qfunc_qval_weight", "qfunc_qval_bias"]
+    shapes, _, _ = qval.infer_shape(obs=(4, 3), act=(4, 2))
+    shapes = dict(zip(qval.list_arguments(), shapes))
+    assert shapes["qfunc_fc1_weight"] == (32, 3) and shapes["qfunc_fc2_weight"] == (32, 32)
+    assert shapes["qfunc_fc3_weight"] == (32, 34) and shapes["qfunc_qval_weight"] == (1, 32)
+    internals = qval.get_internals().list_outputs()
+    assert "qunfc_concat_output" in internals
+    assert [name for name in internals if "relu" in name] == [
+        "qfunc_relu1_output", "qfunc_relu2_output", "qfunc_relu3_output"]
+    # the action joins after the last hidden layer, or before the first: the same names
+    for merge in (0, 3):
+        internals = define_qfunc(obs, act, action_merge_layer=merge).get_internals()
+        assert "qunfc_concat_output" in internals.list_outputs(), merge
+    second = define_qfunc(obs, act, action_merge_layer=3, prefix="qfunc2").get_internals()
+    assert "qfunc2_concat_output" in second.list_outputs()
+    policy = define_policy(obs, 2)
+    assert policy.list_arguments() == ["obs"] + ORIGINAL_POLICY_PARAMS
+    assert [name for name in policy.get_internals().list_outputs() if "relu" in name] == [
+        "policy_relu1_output", "policy_relu2_output"]
+    assert policy.list_outputs() == ["act_output"]
+
+
+@pytest.mark.parametrize("merge", [-1, 4])
+def test_an_action_merge_layer_outside_the_network_is_rejected(merge):
+    from ddpg.utils import define_qfunc
+    with pytest.raises(ValueError, match=r"^action_merge_layer must be between 0 and 3 \(the "
+                                         r"number of hidden layers\), got %d$" % merge):
+        define_qfunc(mx.symbol.Variable("obs"), mx.symbol.Variable("act"), action_merge_layer=merge)

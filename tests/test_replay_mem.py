@@ -97,11 +97,15 @@ def test_fields_stored_as_given_and_reshaped():
     mem.add_sample(np.array([[1.0, 2.0, 3.0]]), np.array([[0.1, -0.2]]), 4.5, True,
                    np.array([[7.0, 8.0, 9.0]]))
     mem.add_sample([4.0, 5.0, 6.0], [0.3, 0.4], -1.0, False, [1.0, 1.0, 1.0])
-    np.testing.assert_array_equal(mem.obss[:2], np.float32([[1, 2, 3], [4, 5, 6]]))
-    np.testing.assert_array_equal(mem.acts[:2], np.float32([[0.1, -0.2], [0.3, 0.4]]))
-    np.testing.assert_array_equal(mem.rwds[:2], np.float32([4.5, -1.0]))
-    np.testing.assert_array_equal(mem.ends[:2], np.float32([1.0, 0.0]))
-    np.testing.assert_array_equal(mem.nxts[:2], np.float32([[7, 8, 9], [1, 1, 1]]))
+    # and so are columns, e.g. a (2, 1) action space's actions
+    mem.add_sample(np.array([[0.0], [1.0], [2.0]]), np.array([[0.5], [0.6]]), 0.0, False,
+                   np.array([[3.0], [4.0], [5.0]]))
+    np.testing.assert_array_equal(mem.obss[:3], np.float32([[1, 2, 3], [4, 5, 6], [0, 1, 2]]))
+    np.testing.assert_array_equal(mem.acts[:3], np.float32([[0.1, -0.2], [0.3, 0.4],
+                                                            [0.5, 0.6]]))
+    np.testing.assert_array_equal(mem.rwds[:3], np.float32([4.5, -1.0, 0.0]))
+    np.testing.assert_array_equal(mem.ends[:3], np.float32([1.0, 0.0, 0.0]))
+    np.testing.assert_array_equal(mem.nxts[:3], np.float32([[7, 8, 9], [1, 1, 1], [3, 4, 5]]))
 
 
 def test_wrong_sized_observation_is_rejected():
@@ -181,7 +185,8 @@ def test_constructor_rejects_non_positive_sizes(kwargs):
     args = dict(obs_dim=OBS_DIM, act_dim=ACT_DIM, memory_size=5)
     args.update(kwargs)
     name = list(kwargs)[0]
-    with pytest.raises(ValueError, match=name):
+    with pytest.raises(ValueError, match="^ReplayMem %s must be a positive integer, got %r$"
+                       % (name, kwargs[name])):
         ReplayMem(**args)
 
 

@@ -69,6 +69,7 @@ def test_td3_updates_match_numpy(updater, policy_delay, action_bound, q_decay, p
     rng = np.random.RandomState(1)
     half_range = action_bound
     policy_updates = 0
+    policy_losses, q_losses = [], []
     for itr in range(6):
         batch = make_batch(rng)
         np.random.seed(100 + itr)
@@ -86,13 +87,25 @@ def test_td3_updates_match_numpy(updater, policy_delay, action_bound, q_decay, p
                              ("qfunc2_target", reference.q2_target.p),
                              ("policy", reference.pi.p), ("policy_target", reference.pi_target.p)):
             assert_params_close(getattr(algo, network).arg_dict, ref, "%s at %d" % (network, itr))
+        q_losses.append(expected["q1_loss"])
         if "policy_loss" in expected:
             policy_updates += 1
             np.testing.assert_allclose(algo.policy_executor.outputs[0].asnumpy(),
                                        expected["policy_loss"], rtol=1e-4, atol=1e-6)
+            policy_losses.append(float(expected["policy_loss"]))
     assert policy_updates == 6 // policy_delay
     assert algo.update_stats.n_updates == 6
     assert algo.update_stats.n_policy_updates == policy_updates
+    # the epoch statistics: the first critic's loss over every update, the policy loss over
+    # the policy updates only
+    averages = algo.update_stats.averages()
+    np.testing.assert_allclose(averages["AverageQLoss"], np.mean(q_losses), rtol=1e-4)
+    np.testing.assert_allclose(averages["AveragePolicyLoss"], np.mean(policy_losses),
+                               rtol=1e-4, atol=1e-6)
+    algo.update_stats.reset()
+    assert algo.update_stats.averages() == {} and algo.update_stats.n_policy_updates == 0
+    algo.do_update(0, make_batch(rng))  # a critic update without a policy update (delay > 1)
+    assert ("AveragePolicyLoss" in algo.update_stats.averages()) == (policy_delay == 1)
 
 
 def test_smoothing_and_the_minimum_change_the_targets():
@@ -118,9 +131,13 @@ def test_smoothing_and_the_minimum_change_the_targets():
                 * np.minimum(q1s, q2s))
     np.testing.assert_allclose(algo.qfunc.arg_dict["yval"].asnumpy(), expected, rtol=1e-4,
                                atol=1e-5)
-    # both critics read the very same target array
-    assert algo.qfunc2.arg_dict["yval"] is algo.qfunc.arg_dict["yval"] or np.array_equal(
-        algo.qfunc2.arg_dict["yval"].asnumpy(), algo.qfunc.arg_dict["yval"].asnumpy())
+    # both critics read the very same target array: a write into one shows in the other
+    first, second = algo.qfunc.arg_dict["yval"], algo.qfunc2.arg_dict["yval"]
+    marker = np.arange(first.size, dtype=np.float32).reshape(first.shape) + 0.5
+    first[:] = marker
+    np.testing.assert_array_equal(second.asnumpy(), marker)
+    second[:] = -marker
+    np.testing.assert_array_equal(first.asnumpy(), -marker)
 
 
 def test_td3_trains_saves_and_restores(tmp_path):

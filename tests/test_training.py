@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ddpg import DDPG, logger
-from ddpg.envs import CartpoleEnv, GymEnv, Step, normalize
+from ddpg.envs import Box, CartpoleEnv, EnvSpec, GymEnv, Step, normalize
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
@@ -50,6 +50,29 @@ def assert_finite_stats(row, keys):
         assert np.isfinite(float(row[key])), (key, row[key])
 
 
+def assert_consistent_stats(row):
+    """Relations every row's statistics must satisfy, whatever the run (their exact values
+    are checked against the episode rewards in test_episode_statistics.py)."""
+    value = {key: float(row[key]) for key in ORIGINAL_KEYS if row[key] != ""}
+    for prefix in ("", "Es"):
+        if "Average%sReturn" % prefix in value:
+            low, high = value["Min%sReturn" % prefix], value["Max%sReturn" % prefix]
+            assert low <= value["Average%sReturn" % prefix] <= high, row
+            # a population standard deviation is at most half the range
+            assert 0 <= value["Std%sReturn" % prefix] <= (high - low) / 2 + 1e-9, row
+    if "AverageQLoss" in value:
+        # AverageQLoss is the mean of (q - y)^2 over every batch value: positive, at least
+        # the square of the mean |q - y|, which bounds the difference of the means
+        assert value["AverageQLoss"] > 0, row
+        # (float32 sums on the device: a relative tolerance)
+        def at_most(a, b):
+            return a <= b * (1 + 1e-5) + 1e-6
+        assert at_most(value["AverageAbsQYDiff"] ** 2, value["AverageQLoss"]), row
+        assert at_most(abs(value["AverageQ"] - value["AverageY"]), value["AverageAbsQYDiff"])
+        assert at_most(abs(value["AverageQ"]), value["AverageAbsQ"]), row
+        assert at_most(abs(value["AverageY"]), value["AverageAbsY"]), row
+
+
 def test_original_script_trains_on_cartpole(tmp_path):
     """The user's run.py, imports changed, on a short schedule."""
     env = normalize(CartpoleEnv())
@@ -64,7 +87,10 @@ def test_original_script_trains_on_cartpole(tmp_path):
     assert [int(r["Epoch"]) for r in rows] == [0, 1]
     for row in rows:
         assert_finite_stats(row, ORIGINAL_KEYS)
+        assert_consistent_stats(row)
         assert 0 <= float(row["MaxReturn"]) <= 1000.0 + 1e-6  # 10 per step, 100 steps
+        # rewards are in [0, 10]: discounting can only lower the return
+        assert 0 <= float(row["AverageDiscountedReturn"]) <= float(row["AverageReturn"])
     assert int(rows[-1]["TotalEnvSteps"]) == 400
     assert int(rows[-1]["NumUpdates"]) == 400 - 100 + 1
 
@@ -78,19 +104,52 @@ def test_trains_on_gymnasium_pendulum(tmp_path):
     assert_finite_stats(rows[1], ORIGINAL_KEYS)
     for row in rows:
         assert_finite_stats(row, [key for key in ORIGINAL_KEYS if "EsReturn" not in key])
+        assert_consistent_stats(row)
         # Pendulum's reward per step is in [-16.3, 0]; one 200-step evaluation episode
         assert -16.3 * 200 <= float(row["AverageReturn"]) <= 0
-        assert float(row["AverageQLoss"]) >= 0
+        assert float(row["StdReturn"]) == 0
+        assert row["MinReturn"] == row["AverageReturn"] == row["MaxReturn"]
+        # non-positive rewards: discounting can only raise the return
+        assert float(row["AverageReturn"]) <= float(row["AverageDiscountedReturn"]) <= 0
+    # epoch 1 saw one exploration episode end, the first one
+    assert float(rows[1]["StdEsReturn"]) == 0
+    assert rows[1]["MinEsReturn"] == rows[1]["AverageEsReturn"] == rows[1]["MaxEsReturn"]
+    assert -16.3 * 200 <= float(rows[1]["AverageEsReturn"]) <= 0
+
+
+def _run_outcome(seed):
+    """Every parameter of the four networks and the replay memory after one epoch."""
+    env = PointEnv()
+    algo = make_ddpg(env, n_epochs=1, seed=seed)
+    algo.train()
+    outcome = {"memory.%s" % name: getattr(algo.memory, name).copy()
+               for name in ("obss", "acts", "rwds", "ends", "nxts")}
+    for network in ("qfunc", "policy", "qfunc_target", "policy_target"):
+        for name, array in getattr(algo, network).arg_dict.items():
+            if name not in ("obs", "act", "yval"):
+                outcome["%s.%s" % (network, name)] = array.asnumpy()
+    return outcome
 
 
 def test_training_is_reproducible_from_seed(tmp_path):
-    def final_params():
-        algo = make_ddpg(PointEnv(), n_epochs=1)
-        algo.train()
-        return {k: v.asnumpy() for k, v in algo.policy.arg_dict.items() if k != "obs"}
-    first, second = final_params(), final_params()
+    """The seed alone fixes the run: a second run after the process's global generators
+    (numpy's, MXNet's) were drawn from and reseeded, and another algorithm was trained,
+    is identical to the first; another seed gives another run."""
+    first = _run_outcome(seed=1)
+    np.random.seed(99)
+    np.random.uniform(size=13)
+    mx.random.seed(7)
+    mx.nd.random.uniform(shape=(5,)).asnumpy()
+    _run_outcome(seed=2)
+    np.random.standard_normal(3)
+    second = _run_outcome(seed=1)
+    assert sorted(first) == sorted(second)
     for name in first:
-        np.testing.assert_array_equal(first[name], second[name])
+        np.testing.assert_array_equal(first[name], second[name], err_msg=name)
+    other = _run_outcome(seed=3)
+    assert not np.array_equal(first["policy.policy_fc1_weight"],
+                              other["policy.policy_fc1_weight"])
+    assert not np.array_equal(first["memory.acts"], other["memory.acts"])
 
 
 def test_csv_has_the_same_columns_when_evaluation_is_not_every_epoch(tmp_path):
@@ -197,6 +256,36 @@ def test_env_receives_actions_of_the_action_space_shape():
     algo = make_ddpg(env, n_epochs=1, epoch_length=20, memory_start_size=16, eval_samples=5)
     algo.train()
     assert env.actions_seen and all(a.shape == (2,) for a in env.actions_seen)
+
+
+class MatrixActionEnv(object):
+    """An action space of shape (2, 2): the networks see 4 flat values, the env a matrix."""
+
+    def __init__(self):
+        self.observation_space = Box(-np.inf, np.inf, shape=(3,))
+        self.action_space = Box(-1.0, 1.0, shape=(2, 2))
+        self.spec = EnvSpec(self.observation_space, self.action_space)
+        self.shapes = []
+
+    def reset(self):
+        return np.zeros(3)
+
+    def step(self, action):
+        self.shapes.append(np.shape(action))
+        return Step(np.ones(3), float(np.sum(action)), False, {})
+
+    def clone(self):
+        return MatrixActionEnv()
+
+
+def test_a_matrix_action_space_gets_matrices_in_training_and_evaluation():
+    env = MatrixActionEnv()
+    algo = make_ddpg(env, n_epochs=1, epoch_length=8, memory_start_size=16, max_path_length=5,
+                     eval_samples=3)
+    algo.train()
+    assert env.shapes == [(2, 2)] * 8
+    assert algo.eval_env.shapes == [(2, 2)] * 5  # one whole 5-step evaluation rollout
+    assert algo.memory.acts.shape[1] == 4
 
 
 def test_example_script_runs(tmp_path):

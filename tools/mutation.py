@@ -1,0 +1,204 @@
+"""Mutation testing of the core modules with mutmut: kill rate per module and the survivors.
+
+    pip install -r requirements-mutation.txt
+    python tools/mutation.py                    # every core module (an hour or more on 1 core)
+    python tools/mutation.py utils replay_mem   # some of them
+    python tools/mutation.py --sample 25        # a seeded sample of 25 mutants a module
+    python tools/mutation.py --retest-survivors # the survivors again, after adding tests
+    python tools/mutation.py --report           # only print the results of earlier runs
+
+mutmut (configured in setup.cfg's ``[mutmut]``) copies ``ddpg/`` to ``mutants/`` with every
+mutant compiled in, runs the fast in-process test selection once to learn which tests reach
+which function, then runs, for each mutant, only those tests. Results stay in ``mutants/``, so
+a second run only tests what changed. One worker by default (``--max-children``): the tests
+are CPU-bound and MXNet's operators use the other cores.
+
+A surviving mutant is either a gap in the tests or *equivalent*: no test can tell it from the
+original (a changed default no caller reaches, a message's wording, a change that only affects
+speed). The equivalent ones are listed in ``EQUIVALENT`` below with the reason, and the figure
+that counts is the kill rate over the others.
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+#: short name -> source file; mutmut names a module's mutants "<dotted module>.<function>..."
+MODULES = {
+    "ddpg": "ddpg/ddpg.py",
+    "td3": "ddpg/td3.py",
+    "replay_mem": "ddpg/replay_mem.py",
+    "strategies": "ddpg/strategies.py",
+    "normalized_env": "ddpg/envs/normalized_env.py",
+    "utils": "ddpg/utils.py",
+    "checkpoint": "ddpg/checkpoint.py",
+}
+
+#: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it
+#: from the original). A mutant's number changes when its function changes, so each entry
+#: is only honoured while ``mutmut show`` still gives that mutated line; otherwise it counts
+#: as a survivor again, to be looked at.
+NEGATIVE_SHAPE = ("numpy's reshape treats any negative size as the one inferred dimension, "
+                  "so -2 is -1")
+EQUIVALENT = {
+    "ddpg.td3.xǁTD3ǁ_target_q_symbol__mutmut_80": (
+        "self._action_high.reshape(1, -2)", NEGATIVE_SHAPE),
+    "ddpg.envs.normalized_env.xǁNormalizedEnvǁ_apply_normalize_obs__mutmut_9": (
+        "flat_obs = obs.reshape(-2)", NEGATIVE_SHAPE),
+    "ddpg.td3.xǁTD3ǁ_target_q_symbol__mutmut_119": (
+        "mx.symbol.minimum(qval_sym(act=smoothed),",
+        "the first critic's own input variable is also named obs, so the executor binds it "
+        "to the same s' array as the shared obs variable"),
+    "ddpg.td3.xǁTD3ǁ_target_q_symbol__mutmut_56": (
+        "ctx=self.ctx, dtype=None)", "mx.nd.array makes float32 arrays by default"),
+    "ddpg.td3.xǁTD3ǁinit_net__mutmut_96": (
+        "self.qfunc2_target = qval2_sym.bind(ctx=self.ctx, args=args, )",
+        "bound without args_grad, an executor has no gradient arrays whatever its grad_req"),
+    "ddpg.utils.x_rollout__mutmut_31": (
+        'info.get("TimeLimit.truncated", )',
+        "a missing key then gives None instead of False, and bool() of both is False"),
+}
+
+KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # a failing test, or a timeout / crash
+SURVIVED = {0, 33}  # no test failed; 33: no test of the selection reaches the function
+
+
+def still_equivalent(name):
+    """Whether ``name`` is in EQUIVALENT and mutmut still shows the recorded mutated line."""
+    if name not in EQUIVALENT:
+        return False
+    shown = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=REPO,
+                           capture_output=True, text=True).stdout
+    added = [line for line in shown.splitlines()
+             if line.startswith("+") and not line.startswith("+++")]
+    return any(EQUIVALENT[name][0] in line for line in added)
+
+
+def dotted(path):
+    return path[:-len(".py")].replace("/", ".")
+
+
+def run_mutmut(names, max_children):
+    """``mutmut run`` on mutant names or patterns ("ddpg.utils.*")."""
+    env = dict(os.environ)
+    # mutmut puts mutants/ first on sys.path; a PYTHONPATH naming the checkout would not
+    # matter, but one naming another checkout would hide the mutants
+    env.pop("PYTHONPATH", None)
+    command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)]
+    shown = names if len(names) <= 8 else names[:8] + ["... (%d names)" % len(names)]
+    print("+", " ".join(command + shown), flush=True)
+    subprocess.call(command + list(names), cwd=REPO, env=env)
+
+
+def sample_mutants(modules, size, seed, max_children):
+    """A seeded random sample of ``size`` mutants of each module (all where it has fewer):
+    an estimate of the kill rate when the full run takes too long."""
+    if not all(os.path.exists(meta_path(module)) for module in modules):
+        # generate the mutants (and the test statistics) first; the pattern matches none
+        run_mutmut(["ddpg.no_such_module.*"], max_children)
+    rng = random.Random(seed)
+    names = []
+    for module in modules:
+        untested = sorted(name for name, code in results(module).items() if code is None)
+        names.extend(rng.sample(untested, min(size, len(untested))))
+    return names
+
+
+def survivors(modules):
+    """The mutants of ``modules`` that survived their last test and are not equivalent."""
+    return [name for module in modules for name, code in sorted(results(module).items())
+            if code in SURVIVED and not still_equivalent(name)]
+
+
+def meta_path(module):
+    return os.path.join(REPO, "mutants", MODULES[module] + ".meta")
+
+
+def results(module):
+    """{mutant name: exit code} from mutmut's record of ``module``'s source file."""
+    meta = meta_path(module)
+    if not os.path.exists(meta):
+        return {}
+    with open(meta) as handle:
+        return json.load(handle).get("exit_code_by_key", {})
+
+
+def report(modules):
+    total_killed = total_counted = 0
+    lines = []
+    for module in modules:
+        codes = results(module)
+        tested = {name: code for name, code in codes.items() if code is not None}
+        killed = sorted(name for name, code in tested.items() if code in KILLED)
+        survived = sorted(name for name, code in tested.items() if code in SURVIVED)
+        other = sorted(name for name, code in tested.items()
+                       if code not in KILLED and code not in SURVIVED)
+        equivalent = [name for name in survived if still_equivalent(name)]
+        gaps = [name for name in survived if name not in equivalent]
+        counted = len(killed) + len(gaps)
+        rate = 100.0 * len(killed) / counted if counted else float("nan")
+        total_killed += len(killed)
+        total_counted += counted
+        lines.append("%-15s %4d mutants  %4d killed  %3d equivalent  %3d survived  "
+                     "%3d other  kill rate %5.1f%%" % (module, len(tested), len(killed),
+                                                        len(equivalent), len(gaps),
+                                                        len(other), rate))
+        for name in gaps:
+            lines.append("    survived: %s%s" % (name, " (no test reaches it)"
+                                                 if tested[name] == 33 else ""))
+        for name in other:
+            lines.append("    %s: exit code %s (skipped or suspicious; not counted)"
+                         % (name, tested[name]))
+        for name in equivalent:
+            lines.append("    equivalent: %s: %s" % (name, EQUIVALENT[name][1]))
+    print("\n".join(lines))
+    if total_counted:
+        print("all            kill rate %.1f%% of %d non-equivalent mutants"
+              % (100.0 * total_killed / total_counted, total_counted))
+    print("show a mutant's diff: mutmut show <name>")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("modules", nargs="*",
+                        help="core modules to mutate, of %s (default: all)"
+                        % ", ".join(sorted(MODULES)))
+    parser.add_argument("--max-children", type=int, default=1,
+                        help="parallel mutmut workers (default 1)")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="test a random sample of N mutants of each module instead of all")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    parser.add_argument("--sample-only", nargs="*", default=[], metavar="MODULE",
+                        help="further modules to sample from (with --sample)")
+    parser.add_argument("--retest-survivors", action="store_true",
+                        help="test the survivors of earlier runs again (after adding tests)")
+    parser.add_argument("--report", action="store_true",
+                        help="print the results of earlier runs without running mutmut")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.modules + args.sample_only) - set(MODULES))
+    if unknown:
+        parser.error("unknown module %s; the core modules are %s"
+                     % (", ".join(unknown), ", ".join(sorted(MODULES))))
+    modules = args.modules or list(MODULES)
+    # --sample-only: modules sampled but whose survivors are not retested (e.g. a module
+    # another change is rewriting)
+    sample_modules = modules + [m for m in args.sample_only if m not in modules]
+    if not args.report:
+        names = []
+        if args.sample:
+            names += sample_mutants(sample_modules, args.sample, args.seed, args.max_children)
+        if args.retest_survivors:
+            names += survivors(modules)
+        if not (args.sample or args.retest_survivors):
+            names = ["%s.*" % dotted(MODULES[module]) for module in modules]
+        if names:
+            run_mutmut(names, args.max_children)
+    report(sample_modules)
+
+
+if __name__ == "__main__":
+    main()
