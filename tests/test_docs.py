@@ -33,6 +33,8 @@ SCRIPTS = {
     "benchmarks/tune_scaling.py": ["benchmarks/tune_scaling.py"],
     "benchmarks/sb3_pendulum.py": ["benchmarks/sb3_pendulum.py"],
     "benchmarks/jax_ddpg.py": ["benchmarks/jax_ddpg.py"],
+    "benchmarks/faults.py": ["benchmarks/faults.py"],
+    "tools/mutation.py": ["tools/mutation.py"],
     "ddpg.plot": ["-m", "ddpg.plot"],
     "ddpg.export": ["-m", "ddpg.export"],
     "docs/gen_api.py": ["docs/gen_api.py"],
@@ -43,9 +45,11 @@ PASS_ON = {"benchmarks/learning.py", "examples/sweep.py", "benchmarks/tune_scali
 OTHER_PROGRAMS = ("ray ", "pip ", "pytest", "python -m pytest", "python3 -m venv", "tensorboard ")
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
-SCRIPT = re.compile(r"python3?\s+(?:-m\s+ddpg\.(?:plot|export)|(?:examples|benchmarks|docs)/\w+\.py)"
-                    r"|(?<![\w/])(?:examples/|benchmarks/)?(?:run_ddpg|evaluate|sweep|learning|"
-                    r"throughput|jax_ddpg|soak|tune_scaling|sb3_pendulum)\.py")
+SCRIPT = re.compile(r"python3?\s+(?:-m\s+ddpg\.(?:plot|export)"
+                    r"|(?:examples|benchmarks|docs|tools)/\w+\.py)"
+                    r"|(?<![\w/])(?:examples/|benchmarks/|tools/)?(?:run_ddpg|evaluate|sweep|"
+                    r"learning|throughput|jax_ddpg|faults|mutation|soak|tune_scaling|"
+                    r"sb3_pendulum)\.py")
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
