@@ -40,7 +40,8 @@ SCRIPTS = {
     "docs/gen_api.py": ["docs/gen_api.py"],
 }
 #: Scripts that pass the flags after a lone ``--`` on to examples/run_ddpg.py.
-PASS_ON = {"benchmarks/learning.py", "examples/sweep.py", "benchmarks/tune_scaling.py"}
+PASS_ON = {"benchmarks/learning.py", "examples/sweep.py", "benchmarks/tune_scaling.py",
+           "benchmarks/faults.py"}
 #: Flags of other programs that the pages show (``ray start``, ``pip``, ``pytest``).
 OTHER_PROGRAMS = ("ray ", "pip ", "pytest", "python -m pytest", "python3 -m venv", "tensorboard ")
 

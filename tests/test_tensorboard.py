@@ -18,6 +18,7 @@ pytest.importorskip("tensorboard", reason="the event files are read back with te
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "examples"))
 import run_ddpg  # noqa: E402
+from ddpg.cli import run_script  # noqa: E402
 sys.path.pop(0)
 
 import failing_env  # noqa: E402  (registers FailOncePendulum-v0)
@@ -72,7 +73,8 @@ def test_run_ddpg_tensorboard_without_tensorboardx_is_a_one_line_error(
         tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "tensorboardX", None)
     with pytest.raises(SystemExit) as exit_info:
-        run_ddpg.main(["--tensorboard", "--log-dir", str(tmp_path / "run"), "--n-epochs", "1"])
+        run_script(run_ddpg.main, ["--tensorboard", "--log-dir", str(tmp_path / "run"),
+                                   "--n-epochs", "1"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
@@ -82,13 +84,13 @@ def test_run_ddpg_tensorboard_without_tensorboardx_is_a_one_line_error(
 
 def test_run_ddpg_tensorboard_needs_a_log_dir(capsys):
     with pytest.raises(SystemExit):
-        run_ddpg.main(["--tensorboard", "--n-epochs", "1"])
+        run_script(run_ddpg.main, ["--tensorboard", "--n-epochs", "1"])
     assert "give --log-dir" in capsys.readouterr().err
 
 
 def test_run_ddpg_refuses_a_tensorboard_interval_below_one(capsys):
     with pytest.raises(SystemExit):
-        run_ddpg.main(["--tensorboard-every", "0", "--n-epochs", "1"])
+        run_script(run_ddpg.main, ["--tensorboard-every", "0", "--n-epochs", "1"])
     assert "--tensorboard-every must be a positive" in capsys.readouterr().err
 
 
