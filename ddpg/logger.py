@@ -371,6 +371,24 @@ def _import_tensorboardx():
     return SummaryWriter
 
 
+def _unused_event_file_suffix(log_dir):
+    """A suffix (``.0``, ``.1``, ...) no event file in ``log_dir`` ends with yet.
+
+    tensorboardX names a file by the second it was opened and opens it with
+    ``"wb"``: without a suffix, a resumed run starting in the same second as the
+    process it continues would truncate that process's events.  The count of
+    files already there keeps the names in the order TensorBoard reads them.
+    """
+    try:
+        names = [name for name in os.listdir(log_dir) if ".out.tfevents." in name]
+    except FileNotFoundError:
+        names = []
+    index = len(names)
+    while any(name.endswith(".%d" % index) for name in names):
+        index += 1
+    return ".%d" % index
+
+
 class _TensorBoardOutput(object):
     """One folder of TensorBoard event files.
 
@@ -389,7 +407,8 @@ class _TensorBoardOutput(object):
         self.log_dir = log_dir
         self.step_key = step_key
         self.n_rows = 0
-        self.writer = writer_class(logdir=log_dir, purge_step=purge_step)
+        self.writer = writer_class(logdir=log_dir, purge_step=purge_step,
+                                   filename_suffix=_unused_event_file_suffix(log_dir))
 
     def _row_step(self, row):
         step = row.get(self.step_key) if self.step_key else None

@@ -63,6 +63,24 @@ def test_rows_without_the_step_key_go_at_their_position(tmp_path):
     assert tb_helpers.scalars(str(tmp_path)) == {"Value": [(0, 1.0), (1, 2.0), (2, 3.0)]}
 
 
+def test_a_second_output_opened_in_the_same_second_keeps_the_first_ones_events(
+        tmp_path, monkeypatch):
+    """tensorboardX names an event file by the second and opens it with "wb": a resume
+    starting in the second its crashed process started must not truncate that file."""
+    import time
+    monkeypatch.setattr(time, "time", lambda: 1796299660.25)
+    for steps, purge_step in ((100, None), (200, 150)):
+        log = Logger()
+        log.set_log_tabular_only(True)
+        log.add_tensorboard_output(str(tmp_path), purge_step=purge_step)
+        log.record_tabular("TotalEnvSteps", steps)
+        log.dump_tabular()
+        log.reset()
+    assert len(tb_helpers.event_files(str(tmp_path))) == 2
+    assert tb_helpers.scalars(str(tmp_path)) == {"TotalEnvSteps": [(100, 100.0),
+                                                                   (200, 200.0)]}
+
+
 def test_without_tensorboardx_the_logger_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorboardX", None)  # import fails
     with pytest.raises(ImportError, match=r"pip install tensorboardX==2\.6\.5"):
