@@ -44,10 +44,10 @@ setup(
         "test": ["pytest>=7", "hypothesis>=6.50"],
         # run_ddpg.py --tensorboard (ddpg.logger.add_tensorboard_output)
         "tensorboard": ["tensorboardX==2.6.5"],
-        # ddpg.export's ONNX file: MXNet 1.9's exporter imports onnx.mapping, which onnx
+        # ddpg.experiment.export's ONNX file: MXNet 1.9's exporter imports onnx.mapping, which onnx
         # releases after 1.14 removed; onnxruntime runs the file (examples/evaluate.py --onnx)
         "onnx": ["onnx==1.14.1", 'onnxruntime==1.32.0; python_version >= "3.11"'],
-        # sweeps on Ray Tune (ddpg.tune, examples/sweep.py); Ray 2.60 needs Python 3.10+,
+        # sweeps on Ray Tune (ddpg.experiment.tune, examples/sweep.py); Ray 2.60 needs Python 3.10+,
         # and pyarrow 26 refuses the numpy 1.x that MXNet 1.9 needs
         "ray": ['ray[tune]==2.60.0; python_version >= "3.10"',
                 'pyarrow==25.0.1; python_version >= "3.10"',

@@ -22,7 +22,7 @@ state is bit-identical. Exits with status 1 if it is not.
 
 The run's flags follow ``--``; they are added after ``DEFAULT_RUN`` (a small cart-pole run)
 and win over it. The script sets ``--log-dir`` and ``--resume``. Each resume starts a new
-Python process, so the figure also covers MXNet's process-wide choices (see ddpg.backend).
+Python process, so the figure also covers MXNet's process-wide choices (see ddpg.backend.kernels).
 """
 import argparse
 import csv
@@ -42,7 +42,7 @@ sys.path.insert(0, REPO)
 
 from ddpg.checkpoint import CheckpointReader  # noqa: E402
 from ddpg.experiment import split_run_flags  # noqa: E402
-from ddpg.results import write_json  # noqa: E402
+from ddpg.experiment.results import write_json  # noqa: E402
 
 SCRIPT = os.path.join(REPO, "examples", "run_ddpg.py")
 #: A small cart-pole run: 12 epochs of 200 steps, small networks, frequent checkpoints.

@@ -65,8 +65,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)  # run from a checkout without installing
 
 from ddpg import experiment  # noqa: E402
-from ddpg.presets import METADATA, parse_args_with_preset, preset_names  # noqa: E402
-from ddpg.results import aggregate, mean_std, read_curve, read_rows, write_json  # noqa: E402
+from ddpg.experiment.presets import METADATA, parse_args_with_preset, preset_names  # noqa: E402
+from ddpg.experiment.results import aggregate, mean_std, read_curve, read_rows, write_json  # noqa: E402
 
 RUN_SCRIPT = os.path.join(REPO, "examples", "run_ddpg.py")
 EVALUATE_SCRIPT = os.path.join(REPO, "examples", "evaluate.py")

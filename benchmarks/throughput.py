@@ -261,7 +261,7 @@ def run_worker(args):
     """One configuration (or the ceiling) in this process: MXNet fixes its kernel choice at
     its first operator, so each configuration needs a fresh process."""
     logger.set_log_tabular_only(True)
-    ctx = ddpg.context.resolve_ctx(args.ctx)
+    ctx = ddpg.backend.context.resolve_ctx(args.ctx)
     if args.worker == "ceiling":
         print("float32 matmul ceiling (best of MXNet dot and FullyConnected, 1024x1024, "
               "oneDNN on): %.1f GFLOP/s" % matmul_gflops())

@@ -29,8 +29,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)  # run from a checkout without installing
 
 from ddpg import experiment  # noqa: E402
-from ddpg import tune as ddpg_tune  # noqa: E402
-from ddpg.results import read_rows  # noqa: E402
+from ddpg.experiment import tune as ddpg_tune  # noqa: E402
+from ddpg.experiment.results import read_rows  # noqa: E402
 
 #: Pendulum with the pendulum preset's networks, shortened so that updates start early:
 #: 3 epochs of 1000 steps, updates after 1000 (uniform random) steps, 1 evaluation episode.

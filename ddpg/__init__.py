@@ -27,8 +27,8 @@ if "MXNET_ENGINE_TYPE" not in os.environ and mxnet.context.num_gpus() == 0:
     os.environ["MXNET_ENGINE_TYPE"] = "NaiveEngine"
 
 # MXNet's information lines about these two settings are kept off the console
-# (ddpg.mxnet_log explains why and how): here for the one MXNet prints at exit.
-from ddpg.mxnet_log import filter_mxnet_shutdown  # noqa: E402
+# (ddpg.backend.mxnet_log explains why and how): here for the one MXNet prints at exit.
+from ddpg.backend.mxnet_log import filter_mxnet_shutdown  # noqa: E402
 filter_mxnet_shutdown()
 
 from ddpg.version import __version__  # noqa: E402

@@ -17,16 +17,17 @@ import pyprind
 
 import mxnet as mx
 
-from ddpg import checkpoint, faults, logger, options, regularization
-from ddpg.backend import choose_mkldnn, choose_omp_threads
-from ddpg.context import resolve_ctx
+from ddpg import checkpoint, faults, logger, options
+from ddpg.backend import regularization
+from ddpg.backend.kernels import choose_mkldnn, choose_omp_threads
+from ddpg.backend.context import resolve_ctx
 from ddpg.envs import is_box_space, seed_env
-from ddpg.fpu import flushing_denormals
-from ddpg.mxnet_log import filters_mxnet_info
-from ddpg.flat import (FlatArrays, PackedInputs, bind_inputs, copy_into, param_shapes,
+from ddpg.backend.fpu import flushing_denormals
+from ddpg.backend.mxnet_log import filters_mxnet_info
+from ddpg.backend.flat import (FlatArrays, PackedInputs, bind_inputs, copy_into, param_shapes,
                        soft_update)
 from ddpg.replay_mem import ReplayMem
-from ddpg.statistics import UpdateStatistics, q_statistics_symbol
+from ddpg.backend.statistics import UpdateStatistics, q_statistics_symbol
 from ddpg.utils import discount_return, sample_paths
 
 
@@ -46,10 +47,10 @@ class DDPG(object):
         bootstraps from s'. ``False`` gives the original's behaviour (dropped, or terminal).
     progress_bar: show pyprind's progress bar over each epoch.
     flush_denormals: flush denormal floats to zero while building and training (several
-        times faster Adam steps on the CPU; see :mod:`ddpg.fpu`).
+        times faster Adam steps on the CPU; see :mod:`ddpg.backend.fpu`).
     mkldnn: use MXNet's oneDNN kernels on the CPU: True, False, or "auto" (off when every
         layer has at most 64 units, where their call overhead dominates). MXNet fixes this
-        at its first operator in the process; see :mod:`ddpg.backend`.
+        at its first operator in the process; see :mod:`ddpg.backend.kernels`.
     omp_threads: MXNet's OpenMP threads on the CPU: a number, or "auto" (one thread when
         every layer has at most 64 units, where splitting the work costs more than it
         saves; else ``OMP_NUM_THREADS`` or the CPU count). Applies to the whole process.
@@ -72,7 +73,7 @@ class DDPG(object):
     scale_reward: rewards are multiplied by this before they are stored (rllab's DDPG);
         exploration returns stay unscaled.
     qfunc_weight_decay, policy_weight_decay: L2 penalty ``0.5 * decay * sum(w ** 2)`` over
-        the weights (not the biases) added to each loss, as rllab (:mod:`ddpg.regularization`).
+        the weights (not the biases) added to each loss, as rllab (:mod:`ddpg.backend.regularization`).
     qfunc_grad_clip, policy_grad_clip: MXNet's element-wise ``clip_gradient`` for the
         optimiser (None: no clipping).
     train_freq, gradient_steps: ``gradient_steps`` updates every ``train_freq`` environment
@@ -233,7 +234,7 @@ class DDPG(object):
         """Bind the Q and policy executors, their targets and the policy executor.
 
         The structure is the original's. For speed, each network's parameters live in one
-        flat buffer that its executors are bound on (:mod:`ddpg.flat`); executors that read
+        flat buffer that its executors are bound on (:mod:`ddpg.backend.flat`); executors that read
         the same batch share their input arrays (the Q executor, the policy executor and the
         policy's batch executor read one ``obs`` array); and the targets y are computed by
         one executor over both target networks, ``target_executor``, whose output array *is*
@@ -280,7 +281,7 @@ class DDPG(object):
         self.target_executor = target_y_sym.bind(ctx=self.ctx, args=args, grad_req="null")
         target_ys = self.target_executor.outputs[0]
 
-        # qfunc init: the network's own initializer when it holds one (ddpg.initializers)
+        # qfunc init: the network's own initializer when it holds one (ddpg.backend.initializers)
         qfunc_init = getattr(self.qfunc, "initializer", None) or mx.initializer.Normal()
         # define loss here
         loss = 1.0 / self.batch_size * mx.symbol.sum(mx.symbol.square(qval_sym - yval_sym))
@@ -545,7 +546,7 @@ class DDPG(object):
         """One DDPG update, in the original's order (docs/design.md, "One update").
 
         Everything stays on the device: the batch goes in with two copies (``_load_batch``),
-        and the statistics are summed there (:class:`ddpg.statistics.UpdateStatistics`).
+        and the statistics are summed there (:class:`ddpg.backend.statistics.UpdateStatistics`).
         """
         acts = self._load_batch(batch)
         qfunc_args = self.qfunc.arg_dict
@@ -584,7 +585,7 @@ class DDPG(object):
 
         The Q executor's obs is also the policy's and policy_executor's; the targets share
         one s' array; rewards and (1 - end) * discount feed ``target_executor``. These are
-        views of one buffer (:class:`ddpg.flat.PackedInputs`): the batch is written into its
+        views of one buffer (:class:`ddpg.backend.flat.PackedInputs`): the batch is written into its
         host twin and copied to the device at once; the actions are copied on their own.
         """
         acts = self._fill_batch(self._batch.host_views, batch)

@@ -6,9 +6,9 @@ batch and ``exe_one``, the same network bound for batch 1, used to act in the en
 
 import mxnet as mx
 
-from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes
-from ddpg.initializers import make_initializer
-from ddpg.mxnet_log import filters_mxnet_info
+from ddpg.backend.flat import FlatArrays, bind_inputs, copy_into, param_shapes
+from ddpg.backend.initializers import make_initializer
+from ddpg.backend.mxnet_log import filters_mxnet_info
 from ddpg.utils import DEFAULT_POLICY_HIDDEN_SIZES, define_policy
 
 

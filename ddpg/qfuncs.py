@@ -9,9 +9,9 @@ import json
 
 import mxnet as mx
 
-from ddpg.flat import FlatArrays, bind_inputs, copy_into, param_shapes
-from ddpg.initializers import make_initializer
-from ddpg.mxnet_log import filters_mxnet_info
+from ddpg.backend.flat import FlatArrays, bind_inputs, copy_into, param_shapes
+from ddpg.backend.initializers import make_initializer
+from ddpg.backend.mxnet_log import filters_mxnet_info
 from ddpg.utils import (DEFAULT_QFUNC_ACTION_MERGE_LAYER, DEFAULT_QFUNC_HIDDEN_SIZES,
                         define_qfunc)
 
@@ -48,7 +48,7 @@ class ContinuousMLPQ(QFunc):
     Options (the defaults are the original's network): ``activation``, any MXNet
     ``Activation`` act_type for the hidden layers; ``layer_norm``, a LayerNorm after each
     hidden FullyConnected layer, before its activation; ``output_init="uniform3e-3"`` and
-    ``hidden_init="fanin"``, the DDPG paper's initialisation (:mod:`ddpg.initializers`),
+    ``hidden_init="fanin"``, the DDPG paper's initialisation (:mod:`ddpg.backend.initializers`),
     held in ``self.initializer`` (None: DDPG's ``Normal()``, the original's). ``prefix``
     renames the parameters (``qfunc2_fc1_weight``, ...), for TD3's second critic.
     """
@@ -90,7 +90,7 @@ class ContinuousMLPQ(QFunc):
         computed in the same forward pass.
 
         An extra output must not carry gradients: build it from BlockGrad'ed inputs (as
-        :func:`ddpg.statistics.q_statistics_symbol` does), which also keeps it out of the
+        :func:`ddpg.backend.statistics.q_statistics_symbol` does), which also keeps it out of the
         backward pass. An output that still depends on a parameter is rejected here.
         """
         for out in extra_outputs:
@@ -104,7 +104,7 @@ class ContinuousMLPQ(QFunc):
         """Bind the loss executor and initialise every parameter with ``init``.
 
         Parameters and their gradients each live in one flat buffer (``self.params``,
-        ``self.grads``, see :mod:`ddpg.flat`) and the executor is bound on views of them, so
+        ``self.grads``, see :mod:`ddpg.backend.flat`) and the executor is bound on views of them, so
         the optimiser steps the whole network in one call. ``input_arrays`` lets the caller
         bind inputs on arrays it shares with other executors.
 

@@ -29,9 +29,9 @@ import numpy as np
 
 import mxnet as mx
 
-from ddpg import regularization
+from ddpg.backend import regularization
 from ddpg.ddpg import DDPG, _check_same_layout
-from ddpg.flat import FlatArrays, bind_inputs, param_shapes, soft_update
+from ddpg.backend.flat import FlatArrays, bind_inputs, param_shapes, soft_update
 from ddpg.qfuncs import ContinuousMLPQ
 
 

@@ -35,14 +35,14 @@ import ddpg  # noqa: E402,F401  (before mxnet: ddpg sets MXNet's environment var
 import mxnet as mx  # noqa: E402
 
 from ddpg.checkpoint import CheckpointReader  # noqa: E402
-from ddpg.cli import UsageError, run_script  # noqa: E402
+from ddpg.experiment.script import UsageError, run_script  # noqa: E402
 from ddpg.envs import seed_env  # noqa: E402
 from ddpg.errors import CheckpointError  # noqa: E402
 from ddpg.experiment import build_env  # noqa: E402
-# shared with ddpg.export, which rebuilds the environment the same way
-from ddpg.export import apply_normalization, checkpoint_run_args, policy_options  # noqa: E402
+# shared with ddpg.experiment.export, which rebuilds the environment the same way
+from ddpg.experiment.export import apply_normalization, checkpoint_run_args, policy_options  # noqa: E402
 from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
-from ddpg.results import write_json  # noqa: E402
+from ddpg.experiment.results import write_json  # noqa: E402
 
 
 

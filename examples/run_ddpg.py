@@ -25,8 +25,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 from ddpg import logger  # noqa: E402
-from ddpg.cli import run_script  # noqa: E402
-# The parser and the builders live in the library, where Ray Tune sweeps (ddpg.tune) use them
+from ddpg.experiment.script import run_script  # noqa: E402
+# The parser and the builders live in the library, where Ray Tune sweeps (ddpg.experiment.tune) use them
 # too; the names stay importable from here (tests and examples/evaluate.py use them).
 from ddpg.experiment import (  # noqa: E402,F401
     CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH, RESUME_FLAGS, build_parser,

@@ -14,7 +14,7 @@ hyperparameters and seed; names are run_ddpg.py's options (``qfunc_lr`` or ``qfu
 Without ``--address`` a local Ray is started in this process. At the end the results table
 (each configuration's final metric, mean +- std over seeds, best first) is printed and written
 to ``STORAGE/NAME/results.csv`` and ``results.json``, and the curves to ``curves.png``. See
-:mod:`ddpg.tune` and docs/sweeps.md.
+:mod:`ddpg.experiment.tune` and docs/sweeps.md.
 """
 import argparse
 import datetime
@@ -25,8 +25,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 from ddpg import experiment  # noqa: E402
-from ddpg.cli import run_script  # noqa: E402
-from ddpg import tune as ddpg_tune  # noqa: E402
+from ddpg.experiment.script import run_script  # noqa: E402
+from ddpg.experiment import tune as ddpg_tune  # noqa: E402
 
 
 def build_parser():

@@ -70,7 +70,7 @@ def run_jobs(command, jobs_file):
     a checkpoint to ``save`` if given; write all parameters to ``out``.
 
     Both the reference runs and the resumed ones run in fresh processes, so that they make
-    the same process-wide MXNet choices (oneDNN kernels or not, see ddpg.backend).
+    the same process-wide MXNet choices (oneDNN kernels or not, see ddpg.backend.kernels).
     """
     with open(jobs_file) as handle:
         jobs = json.load(handle)

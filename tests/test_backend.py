@@ -1,10 +1,10 @@
-"""ddpg.backend: the oneDNN and OpenMP choices DDPG makes for its networks' sizes."""
+"""ddpg.backend.kernels: the oneDNN and OpenMP choices DDPG makes for its networks' sizes."""
 import ctypes
 
 import mxnet as mx
 import pytest
 
-from ddpg import backend
+from ddpg.backend import kernels as backend
 
 
 @pytest.fixture

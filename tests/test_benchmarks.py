@@ -1,4 +1,4 @@
-"""benchmarks/learning.py end to end on a few hundred steps, ddpg.plot, and ddpg.results."""
+"""benchmarks/learning.py end to end on a few hundred steps, ddpg.experiment.plot, and ddpg.experiment.results."""
 import csv
 import json
 import os
@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from ddpg.results import aggregate, find_progress_files, group_of, read_curve
+from ddpg.experiment.results import aggregate, find_progress_files, group_of, read_curve
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(REPO, "benchmarks", "learning.py")
@@ -140,7 +140,7 @@ def test_bad_extra_flags_fail_before_any_run(tmp_path):
     assert not os.path.exists(tmp_path / "pendulum")
 
 
-# --- ddpg.results: grouping and combining seeds, on hand-written CSVs ----------------------
+# --- ddpg.experiment.results: grouping and combining seeds, on hand-written CSVs ----------------------
 
 def write_csv(path, rows, header=("Epoch", "AverageReturn", "TotalEnvSteps")):
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -320,7 +320,7 @@ def write_params(folder, **arguments):
 
 
 def test_runs_of_different_tasks_or_settings_are_never_averaged(tmp_path):
-    from ddpg.results import group_runs
+    from ddpg.experiment.results import group_runs
     runs = {"a/seed_1": dict(env="Pendulum-v1", seed=1),
             "a/seed_2": dict(env="Pendulum-v1", seed=2),
             "b/seed_1": dict(env="HalfCheetah-v5", seed=1),
@@ -343,5 +343,5 @@ def test_flags_that_only_say_how_to_run_never_split_plot_groups():
     """Every flag allowed beside --resume (how to continue a run, not what it trains) is left
     out of the settings that group runs into curves."""
     from ddpg.experiment import RESUME_FLAGS
-    from ddpg.results import NOT_SETTINGS
+    from ddpg.experiment.results import NOT_SETTINGS
     assert set(RESUME_FLAGS) <= NOT_SETTINGS

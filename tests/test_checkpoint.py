@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from ddpg import logger
-from ddpg import checkpoint, optimizer_state
+from ddpg import checkpoint
+from ddpg.checkpoint import optimizer_state
 from ddpg.plain_data import decode, encode
 from ddpg.checkpoint import NETWORKS, network_params
-from ddpg.env_state import capture_env_state, prepare_env_restore
+from ddpg.checkpoint.env_state import capture_env_state, prepare_env_restore
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
 from ddpg.errors import CheckpointError
 

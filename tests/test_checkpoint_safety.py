@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from ddpg import checkpoint
 from ddpg.checkpoint import CheckpointReader
-from ddpg.env_state import capture_env_state, prepare_env_restore
+from ddpg.checkpoint.env_state import capture_env_state, prepare_env_restore
 from ddpg.errors import CheckpointError
 from ddpg.plain_data import NotPlainData, decode, encode
 

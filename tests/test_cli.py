@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from ddpg.cli import run_script
-from ddpg.context import num_gpus
+from ddpg.experiment.script import run_script
+from ddpg.backend.context import num_gpus
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(REPO, "examples")
@@ -262,7 +262,7 @@ def test_a_run_prints_no_mxnet_internal_lines_but_keeps_warnings(tmp_path):
 
 
 def test_filtering_keeps_everything_else_on_stderr(capfd):
-    from ddpg.mxnet_log import filtering_mxnet_info
+    from ddpg.backend.mxnet_log import filtering_mxnet_info
     with filtering_mxnet_info():
         os.write(2, b"[07:17:25] ../src/engine/engine.cc:54: MXNet start using engine: "
                     b"NaiveEngine\n")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ddpg import DDPG
-from ddpg.context import num_gpus
+from ddpg.backend.context import num_gpus
 from ddpg.envs import Box, EnvSpec, GymEnv, Step
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ

@@ -35,8 +35,8 @@ SCRIPTS = {
     "benchmarks/jax_ddpg.py": ["benchmarks/jax_ddpg.py"],
     "benchmarks/faults.py": ["benchmarks/faults.py"],
     "tools/mutation.py": ["tools/mutation.py"],
-    "ddpg.plot": ["-m", "ddpg.plot"],
-    "ddpg.export": ["-m", "ddpg.export"],
+    "ddpg.experiment.plot": ["-m", "ddpg.plot"],
+    "ddpg.experiment.export": ["-m", "ddpg.export"],
     "docs/gen_api.py": ["docs/gen_api.py"],
 }
 #: Scripts that pass the flags after a lone ``--`` on to examples/run_ddpg.py.
@@ -151,7 +151,7 @@ def script_flags(script):
 
 def script_of(token):
     """The SCRIPTS key of a script as a command writes it."""
-    for module in ("ddpg.plot", "ddpg.export"):
+    for module in ("ddpg.experiment.plot", "ddpg.experiment.export"):
         if module in token:
             return module
     name = token.split()[-1]
@@ -217,7 +217,7 @@ def test_flag_check_finds_invented_flags():
             "ray start --head --port 6390\n```\n"
             "Use `python -m ddpg.plot runs -o x.png --hline a=1 --bogus` or `--invented`.\n")
     assert unknown_flags(text) == ["--invented (in no script's --help)",
-                                   "ddpg.plot --bogus",
+                                   "ddpg.experiment.plot --bogus",
                                    "examples/run_ddpg.py --no-such-flag",
                                    "examples/run_ddpg.py --task"]
 

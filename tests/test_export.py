@@ -1,4 +1,4 @@
-"""Exported policies (ddpg.export): the MXNet symbol pair and ONNX give the library policy's
+"""Exported policies (ddpg.experiment.export): the MXNet symbol pair and ONNX give the library policy's
 actions in the environment's units, for any batch size; examples/evaluate.py runs them."""
 import json
 import os
@@ -8,7 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from ddpg import experiment, export, logger
+from ddpg import experiment, logger
+from ddpg.experiment import export
 
 pytest.importorskip("onnx", reason="pip install -e '.[onnx]'")
 ort = pytest.importorskip("onnxruntime", reason="pip install -e '.[onnx]'")

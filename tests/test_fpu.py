@@ -4,7 +4,7 @@ import platform
 import numpy as np
 import pytest
 
-from ddpg.fpu import flushing_denormals
+from ddpg.backend.fpu import flushing_denormals
 
 from helpers import PointEnv
 
@@ -49,7 +49,7 @@ def test_training_leaves_the_callers_floating_point_state_alone():
 
 def test_mkldnn_auto_is_not_mistaken_for_a_users_choice_in_child_processes(monkeypatch):
     import mxnet as mx
-    from ddpg.backend import choose_mkldnn
+    from ddpg.backend.kernels import choose_mkldnn
     monkeypatch.delenv("MXNET_MKLDNN_ENABLED", raising=False)
     monkeypatch.delenv("DDPG_MKLDNN_AUTO_VALUE", raising=False)
     assert choose_mkldnn("auto", [32, 32], mx.cpu()) is False

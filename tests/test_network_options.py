@@ -6,7 +6,7 @@ import pytest
 
 from ddpg import DDPG
 from ddpg.envs import CartpoleEnv, normalize
-from ddpg.initializers import FINAL_LAYER_BOUND
+from ddpg.backend.initializers import FINAL_LAYER_BOUND
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from ddpg.presets import (METADATA, PRESETS, check_preset_keys, get_preset,
+from ddpg.experiment.presets import (METADATA, PRESETS, check_preset_keys, get_preset,
                           parse_args_with_preset, preset_names)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

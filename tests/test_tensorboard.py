@@ -18,7 +18,7 @@ pytest.importorskip("tensorboard", reason="the event files are read back with te
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "examples"))
 import run_ddpg  # noqa: E402
-from ddpg.cli import run_script  # noqa: E402
+from ddpg.experiment.script import run_script  # noqa: E402
 sys.path.pop(0)
 
 import failing_env  # noqa: E402  (registers FailOncePendulum-v0)
@@ -113,12 +113,12 @@ def test_run_ddpg_refuses_a_tensorboard_interval_below_one(capsys):
 
 
 def test_the_core_imports_and_trains_without_the_optional_packages(tmp_path):
-    """tensorboardX, tensorboard, onnx and onnxruntime made unimportable: ddpg, ddpg.export
+    """tensorboardX, tensorboard, onnx and onnxruntime made unimportable: ddpg, ddpg.experiment.export
     and a short run_ddpg.py run still work."""
     code = ("import sys\n"
             "for name in ('tensorboardX', 'tensorboard', 'onnx', 'onnxruntime'):\n"
             "    sys.modules[name] = None\n"
-            "import ddpg, ddpg.export, ddpg.experiment\n"
+            "import ddpg, ddpg.experiment.export, ddpg.experiment\n"
             "sys.path.insert(0, %r)\n"
             "import run_ddpg\n"
             "run_ddpg.main(%r)\n" % (

@@ -1,4 +1,4 @@
-"""Sweeps on Ray Tune (ddpg.tune, examples/sweep.py).
+"""Sweeps on Ray Tune (ddpg.experiment.tune, examples/sweep.py).
 
 The parsing, validation and summary tests need no Ray. The sweep tests run real trials of
 a few hundred steps on a local Ray (2 CPUs) whose files go to a temporary folder; they are
@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from ddpg import experiment
-from ddpg import tune as ddpg_tune
-from ddpg.presets import parse_args_with_preset
-from ddpg.results import find_progress_files
+from ddpg.experiment import tune as ddpg_tune
+from ddpg.experiment.presets import parse_args_with_preset
+from ddpg.experiment.results import find_progress_files
 
 import tb_helpers
 
@@ -51,8 +51,8 @@ def read_rows(path):
 # ---------------------------------------------------------------------------------------------
 
 def test_importing_ddpg_and_its_tune_module_does_not_import_ray():
-    code = ("import sys, ddpg, ddpg.experiment, ddpg.search_space, ddpg.sweep_results, "
-            "ddpg.tune; "
+    code = ("import sys, ddpg, ddpg.experiment, ddpg.experiment.search_space, ddpg.experiment.sweep_results, "
+            "ddpg.experiment.tune; "
             "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120, cwd=REPO)

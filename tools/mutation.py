@@ -35,7 +35,7 @@ MODULES = {
     "strategies": "ddpg/strategies.py",
     "normalized_env": "ddpg/envs/normalized_env.py",
     "utils": "ddpg/utils.py",
-    "checkpoint": "ddpg/checkpoint.py",
+    "checkpoint": "ddpg/checkpoint/__init__.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it

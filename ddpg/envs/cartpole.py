@@ -97,7 +97,7 @@ class CartpoleEnv(Env):
 
     def get_checkpoint_state(self):
         """The physical state, the pending reset quirk and the generator, as plain data: the
-        checkpoint hook (:mod:`ddpg.env_state`), which continues an episode exactly."""
+        checkpoint hook (:mod:`ddpg.checkpoint.env_state`), which continues an episode exactly."""
         return {"state": None if self.state is None else np.array(self.state),
                 "quirk_pending": bool(self._quirk_pending), "seeded": bool(self._seeded),
                 "rng": self.np_random.get_state()}

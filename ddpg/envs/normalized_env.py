@@ -34,7 +34,7 @@ class NormalizedEnv(Env):
         self._reward_mean = 0.
         self._reward_var = 1.
         # True: normalise with the statistics as they are, without updating them (how an
-        # exported policy, ddpg.export, normalises; rllab always updates)
+        # exported policy, ddpg.experiment.export, normalises; rllab always updates)
         self.freeze_obs_stats = False
         inner = env.action_space
         if is_box_space(inner):

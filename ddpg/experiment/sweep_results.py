@@ -1,4 +1,4 @@
-"""The results of a sweep (:mod:`ddpg.tune`), read from its folder's files, not from Ray.
+"""The results of a sweep (:mod:`ddpg.experiment.tune`), read from its folder's files, not from Ray.
 
 :func:`summarize` groups the trials of a sweep folder by configuration (the trial's
 configuration without its seed), so that a finished, interrupted or resumed sweep can be
@@ -10,12 +10,12 @@ import glob
 import json
 import os
 
-from ddpg.results import mean_std, read_curve
+from ddpg.experiment.results import mean_std, read_curve
 
 __all__ = ["TRIAL_FILE", "PROGRESS_FILE", "cell_value", "summarize", "format_summary",
            "write_summary", "plot_summary"]
 
-#: What a trial writes in its folder (ddpg.tune): its configuration and worker settings.
+#: What a trial writes in its folder (ddpg.experiment.tune): its configuration and worker settings.
 TRIAL_FILE = "trial.json"
 PROGRESS_FILE = "progress.csv"
 
@@ -171,7 +171,7 @@ def write_summary(summary, folder=None):
 def plot_summary(summary, output=None, log=print):
     """Draw ``curves.png`` in the sweep folder with ``python -m ddpg.plot``'s plotting: one
     line per configuration, mean +- std over its seeds, against environment steps."""
-    from ddpg.plot import plot_curves
+    from ddpg.experiment.plot import plot_curves
     output = output or os.path.join(summary["folder"], "curves.png")
     paths, labels = [], []
     for config in summary["configs"]:

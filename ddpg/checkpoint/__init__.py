@@ -12,17 +12,17 @@ docs/checkpoints.md describes every file)::
     policy_target.params
     qfunc.optimizer.nd     the optimisers' per-parameter state (Adam's mean and variance) as
     policy.optimizer.nd    NDArray files, and their counters (Adam's step count) and settings
-    qfunc.optimizer.json   as JSON (:mod:`ddpg.optimizer_state`)
+    qfunc.optimizer.json   as JSON (:mod:`ddpg.checkpoint.optimizer_state`)
     policy.optimizer.json
     replay_memory.npz      the filled part of the replay memory, uncompressed, with top/size
     training_state.json    counters, the current episode, the generators of numpy, Python and
-    training_state.npz     the strategy, both environments' states (:mod:`ddpg.env_state`),
+    training_state.npz     the strategy, both environments' states (:mod:`ddpg.checkpoint.env_state`),
                            as JSON and arrays (:mod:`ddpg.plain_data`)
 
 Opening a checkpoint reads data only: JSON, ``np.load(allow_pickle=False)`` and NDArray files
-whose structure is checked before ``mx.nd.load`` (:mod:`ddpg.ndarray_file`). Checkpoints of
+whose structure is checked before ``mx.nd.load`` (:mod:`ddpg.checkpoint.ndarray_file`). Checkpoints of
 format version 1 hold pickles (``state.pkl``, ``<network>.states``), which can run code when
-loaded: they are read only with ``trust_pickle=True`` (:mod:`ddpg.legacy_checkpoint`).
+loaded: they are read only with ``trust_pickle=True`` (:mod:`ddpg.checkpoint.legacy`).
 
 What makes a restored run bit-identical on the CPU (see docs/checkpoints.md): everything a
 training step reads is saved exactly (float32 parameters, optimiser state and step counts,
@@ -54,7 +54,9 @@ import numpy as np
 
 import mxnet as mx
 
-from ddpg import env_state, legacy_checkpoint, logger, ndarray_file, optimizer_state
+from ddpg import logger
+from ddpg.checkpoint import env_state, ndarray_file, optimizer_state
+from ddpg.checkpoint import legacy as legacy_checkpoint
 from ddpg.errors import CheckpointError
 from ddpg.plain_data import decode, encode
 from ddpg.replay_mem import ReplayMem
@@ -945,7 +947,7 @@ def _prepare_training_state(algo, state, path, log):
         apply_eval_env()
         apply_stats()
         if mid_episode and not continue_episode:
-            # The simulator's state could not be saved (see ddpg.env_state): the interrupted
+            # The simulator's state could not be saved (see ddpg.checkpoint.env_state): the interrupted
             # episode is abandoned and train() starts a new one. Its partial return is not
             # logged as an exploration return.
             log("The environment's state (%s) cannot be restored: the interrupted episode "

@@ -1,6 +1,6 @@
 """The command-line experiment of ``examples/run_ddpg.py`` as a library module.
 
-``run_ddpg.py`` and the Ray Tune sweeps (:mod:`ddpg.tune`) configure a run with the same
+``run_ddpg.py`` and the Ray Tune sweeps (:mod:`ddpg.experiment.tune`) configure a run with the same
 options, parsed by the same parser and built by the same functions here, so that a sweep's
 trial is exactly the run ``run_ddpg.py`` would make from the same flags. A trial's
 configuration is a dictionary of the script's option names, the argparse destinations
@@ -16,13 +16,13 @@ import re
 
 from ddpg import DDPG, logger
 from ddpg.checkpoint import read_manifest
-from ddpg.cli import UsageError
-from ddpg.context import num_gpus
+from ddpg.experiment.script import UsageError
+from ddpg.backend.context import num_gpus
 from ddpg.errors import CheckpointError
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
-from ddpg.initializers import HIDDEN_INITS, OUTPUT_INITS
+from ddpg.backend.initializers import HIDDEN_INITS, OUTPUT_INITS
 from ddpg.policies import DeterministicMLPPolicy
-from ddpg.presets import add_preset_argument, get_preset, parse_args_with_preset
+from ddpg.experiment.presets import add_preset_argument, get_preset, parse_args_with_preset
 from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import GaussianStrategy, OUStrategy
 from ddpg.td3 import TD3
@@ -448,7 +448,7 @@ def setup_logging(log_dir, args, params_file="params.json"):
     the run's arguments to ``params_file`` there. Nothing without a ``log_dir``.
 
     ``params_file`` differs only under Ray Tune, whose own params.json (the trial's
-    configuration) lies in the same folder (:mod:`ddpg.tune`).
+    configuration) lies in the same folder (:mod:`ddpg.experiment.tune`).
     """
     if not log_dir:
         return

@@ -1,6 +1,6 @@
 """Hyperparameter and seed sweeps on Ray Tune, each trial a run of ``examples/run_ddpg.py``.
 
-    from ddpg import tune as ddpg_tune
+    from ddpg.experiment import tune as ddpg_tune
     ddpg_tune.start_ray()                                   # local Ray, or address="HOST:PORT"
     grid = ddpg_tune.run_sweep({"preset": "pendulum", "qfunc_lr": {"grid": [1e-3, 3e-4]}},
                                seeds=[1, 2, 3], storage="runs/sweeps", name="lr")
@@ -40,8 +40,8 @@ Why it is built this way:
   logger is switched off so that ``progress.csv`` there is ours (Tune keeps its
   ``result.json``), and ``python -m ddpg.plot`` reads the trial folders.
 * **Checked before Ray starts, summarised without Ray.** The search space is checked with
-  run_ddpg.py's parser (:mod:`ddpg.search_space`) and results are read from the sweep
-  folder's files (:mod:`ddpg.sweep_results`); both are re-exported here.
+  run_ddpg.py's parser (:mod:`ddpg.experiment.search_space`) and results are read from the sweep
+  folder's files (:mod:`ddpg.experiment.sweep_results`); both are re-exported here.
 """
 import contextlib
 import json
@@ -52,10 +52,10 @@ import tempfile
 import time
 
 from ddpg import experiment, logger
-from ddpg.search_space import (  # noqa: F401  (re-exported: the sweep's whole API is here)
+from ddpg.experiment.search_space import (  # noqa: F401  (re-exported: the sweep's whole API is here)
     RESERVED_OPTIONS, SEARCH_KINDS, Search, check_seeds, check_space, is_number, is_ray_domain,
     normalize_name, parse_cli_values, space_from_cli, space_to_json)
-from ddpg.sweep_results import (  # noqa: F401
+from ddpg.experiment.sweep_results import (  # noqa: F401
     PROGRESS_FILE, TRIAL_FILE, format_summary, plot_summary, summarize,
     write_summary)
 
@@ -73,7 +73,7 @@ INSTALL_HINT = ("pip install -r requirements-ray.txt (or pip install -e \".[ray]
 #: run_ddpg.py's params.json in a trial's folder (Tune's own params.json is the config).
 RUN_ARGS_FILE = "run_args.json"
 #: Inside a Tune checkpoint: the DDPG checkpoint and the progress rows it belongs to (not
-#: named progress.csv, so that ddpg.plot does not take checkpoints for runs).
+#: named progress.csv, so that ddpg.experiment.plot does not take checkpoints for runs).
 CHECKPOINT_ALGO = "ddpg"
 CHECKPOINT_PROGRESS = "progress_checkpoint.csv"
 #: Written by run_sweep into the sweep folder: what resume_sweep needs.
@@ -134,7 +134,7 @@ def make_trainable(checkpoint_freq=1, threads=None):
                   "threads": count}
         for variable in variables:
             _os.environ[variable] = str(count)
-        from ddpg.tune import run_trial
+        from ddpg.experiment.tune import run_trial
         run_trial(config, checkpoint_freq=checkpoint_freq, gpus=resources.get("GPU", 0),
                   worker=worker)
 

@@ -7,7 +7,7 @@ whose name ends in ``_weight`` (the output layer's included) and no bias or laye
 ``gamma``/``beta``. The DDPG paper uses 1e-2 on the critic and none on the actor.
 
 Why a loss term and not the optimiser's ``wd``: MXNet's ``wd`` applies to every element of the
-buffer it steps, and each network's parameters are one flat buffer (:mod:`ddpg.flat`), so it
+buffer it steps, and each network's parameters are one flat buffer (:mod:`ddpg.backend.flat`), so it
 would also decay the biases. The term's gradient, ``decay * w``, is what ``wd`` would add for
 the weights, so with SGD and MXNet's Adam (which adds ``wd * w`` to the gradient before its
 moments) the two agree on the weights; this is L2 regularisation, not AdamW's decoupled decay.
@@ -52,7 +52,7 @@ def l2_penalty_symbol(symbol, decay, input_names=()):
 class GradientPenalty(object):
     """Adds the gradient of an L2 penalty to a network's gradient arrays, in place.
 
-    ``params`` and ``grads`` are the network's :class:`ddpg.flat.FlatArrays`. The executor is
+    ``params`` and ``grads`` are the network's :class:`ddpg.backend.flat.FlatArrays`. The executor is
     bound on their views of the weights only, with ``grad_req="add"``, so ``add_gradient()``
     (one forward and one backward pass of a sum of squares) leaves
     ``grad += decay * w`` for every weight and the biases untouched.

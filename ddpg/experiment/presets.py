@@ -194,7 +194,7 @@ def add_preset_argument(parser):
     """Add ``--preset NAME`` to ``parser`` (its value is applied by parse_args_with_preset)."""
     parser.add_argument(
         "--preset", choices=preset_names(), default=None,
-        help="named hyperparameter settings (see ddpg/presets.py and docs/options.md); flags "
+        help="named hyperparameter settings (see ddpg/experiment/presets.py and docs/options.md); flags "
              "given on the command line override them")
     return parser
 
