@@ -89,6 +89,10 @@ class DDPG(object):
     ``train()`` hands one to ``logger.save_itr_params`` after every epoch.
     """
 
+    #: Attributes a checkpoint's manifest records besides ``ddpg.checkpoint.HYPERPARAMETERS``
+    #: (a subclass names the hyperparameters it adds).
+    CHECKPOINT_EXTRA_HYPERPARAMETERS = ()
+
     @filters_mxnet_info
     def __init__(self, env, policy, qfunc, strategy, ctx=None, batch_size=32, n_epochs=1000,
                  epoch_length=1000, memory_size=1000000, memory_start_size=1000,

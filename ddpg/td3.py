@@ -52,6 +52,7 @@ class TD3(DDPG):
     CHECKPOINT_NETWORKS = ("qfunc", "qfunc_target", "qfunc2", "qfunc2_target", "policy",
                            "policy_target")
     CHECKPOINT_OPTIMISED = ("qfunc", "qfunc2", "policy")
+    CHECKPOINT_EXTRA_HYPERPARAMETERS = ("target_noise", "target_noise_clip")
 
     def __init__(self, env, policy, qfunc, strategy, qfunc2=None, policy_delay=2,
                  target_noise=0.2, target_noise_clip=0.5, **kwargs):

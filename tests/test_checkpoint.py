@@ -488,7 +488,7 @@ def test_a_failing_save_leaves_the_previous_checkpoint(saved_checkpoint, tmp_pat
         raise OSError("disk full")
 
     # fails after the parameters, optimiser states and replay memory are written
-    monkeypatch.setattr(checkpoint, "_capture_training_state", broken)
+    monkeypatch.setattr(checkpoint.writer, "capture_training_state", broken)
     with pytest.raises(OSError, match="disk full"):
         algo.save(path)
     monkeypatch.undo()
