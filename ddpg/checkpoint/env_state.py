@@ -20,8 +20,12 @@ through a *checkpoint hook*:
 The library's environments have the hook: ``CartpoleEnv`` (its physical state, the pending
 reset quirk, its generator) and ``GymEnv`` (see :mod:`ddpg.envs.gym_state`: exact for
 classic-control and MuJoCo environments, generators only for the others).
-``NormalizedEnv`` adds its running observation/reward statistics to the state of the
-environment it wraps and takes its episode level.
+
+A wrapper saves its own state through the *wrapper hook* (``get_wrapper_checkpoint_state()``,
+``check_wrapper_checkpoint_state(state)``, ``set_wrapper_checkpoint_state(state)``, as above)
+beside the snapshot of the environment it wraps (``wrapped_env``), whose episode level it
+takes: ``NormalizedEnv`` saves its running observation/reward statistics so (a snapshot of
+kind ``"normalize"``). A wrapper that has the checkpoint hook is saved through that alone.
 
 An environment without the hook, or whose hook returns something that is not plain data (an
 object only a pickle could store), is saved as ``"opaque"``: restoring it starts a new
@@ -34,10 +38,7 @@ returns a function that applies it.
 """
 import warnings
 
-import numpy as np
-
 from ddpg.envs.gym_state import EXACT, RESET
-from ddpg.envs.normalized_env import NormalizedEnv
 from ddpg.plain_data import NotPlainData, check_plain, require_keys
 
 __all__ = ["EXACT", "RESET", "capture_env_state", "prepare_env_restore", "capture_kind"]
@@ -52,13 +53,22 @@ def has_hook(env):
         getattr(env, "set_checkpoint_state", None))
 
 
+def has_wrapper_hook(env):
+    """Whether ``env`` wraps ``env.wrapped_env`` and saves its own state through the wrapper
+    hook (and not through the checkpoint hook)."""
+    return not has_hook(env) and hasattr(env, "wrapped_env") and all(
+        callable(getattr(env, name, None)) for name in (
+            "get_wrapper_checkpoint_state", "check_wrapper_checkpoint_state",
+            "set_wrapper_checkpoint_state"))
+
+
 def capture_env_state(env):
     """A plain-data snapshot of ``env``: a dict with ``kind``, ``type``, ``episode`` and the
     state (see the module docstring)."""
-    if isinstance(env, NormalizedEnv) and not has_hook(env):
+    if has_wrapper_hook(env):
         inner = capture_env_state(env.wrapped_env)
         return {"kind": "normalize", "type": _type_name(env), "episode": inner["episode"],
-                "stats": env.get_param_values(), "inner": inner}
+                "stats": env.get_wrapper_checkpoint_state(), "inner": inner}
     if has_hook(env):
         state = env.get_checkpoint_state()
         try:
@@ -107,7 +117,7 @@ def prepare_env_restore(env, saved, what="environment"):
 def capture_kind(env):
     """The ``kind`` :func:`capture_env_state` gives ``env``, without capturing anything
     (``"custom"`` for a hook whose state turns out not to be plain data)."""
-    if isinstance(env, NormalizedEnv) and not has_hook(env):
+    if has_wrapper_hook(env):
         return "normalize"
     return "custom" if has_hook(env) else "opaque"
 
@@ -115,17 +125,13 @@ def capture_kind(env):
 def _prepare_normalize(env, saved, what):
     require_keys(saved, ("stats", "inner"), "the checkpoint's normalised %s" % what)
     stats = saved["stats"]
-    require_keys(stats, ("obs_mean", "obs_var", "reward_mean", "reward_var"),
-                 "the checkpoint's normalisation statistics")
-    current = env.get_param_values()
-    for key in ("obs_mean", "obs_var"):
-        shape = np.shape(stats[key])
-        if shape != current[key].shape:
-            raise ValueError("the checkpoint's %s normalises observations of shape %s, this "
-                             "one %s" % (what, shape, current[key].shape))
+    try:
+        env.check_wrapper_checkpoint_state(stats)
+    except ValueError as error:
+        raise ValueError("the checkpoint's %s: %s" % (what, error))
     apply_inner = prepare_env_restore(env.wrapped_env, saved["inner"], what)
 
     def apply():
-        env.set_param_values(stats)
+        env.set_wrapper_checkpoint_state(stats)
         apply_inner()
     return apply

@@ -82,13 +82,7 @@ def _upgrade_env(saved):
     if kind == "gym":
         physics = saved["physics"]
         if physics is not None and physics["kind"] == "mujoco":
-            data = physics["data"]
-
-            class Unwrapped(object):  # what gym_state reads: the model and the data
-                pass
-            unwrapped = Unwrapped()
-            unwrapped.model, unwrapped.data = data.model, data
-            physics = gym_state._capture_mujoco(gym_state.mujoco_module(unwrapped), unwrapped)
+            physics = gym_state.capture_mujoco_data(physics["data"])
         state = {key: saved[key] for key in ("env_id", "type", "episode", "pending_seed",
                                              "has_reset", "rng", "rng_seed", "elapsed_steps")}
         state["physics"] = physics

@@ -236,7 +236,8 @@ class GymEnv(Env):
         info["TimeLimit.truncated"] = truncated and not terminated
         return Step(observation, float(reward), terminated or truncated, info)
 
-    # -- the checkpoint hook (ddpg.checkpoint.env_state): arrays and plain values, see ddpg.envs.gym_state
+    # -- the checkpoint hook (ddpg.checkpoint.env_state): arrays and plain values, see
+    #    ddpg.envs.gym_state
 
     def checkpoint_episode(self):
         """``"exact"`` if a checkpoint continues the current episode, else ``"reset"``."""

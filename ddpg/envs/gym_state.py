@@ -20,6 +20,8 @@ simulator state can be read:
 Those two continue an episode exactly (``episode`` is ``"exact"``); for other environments
 (e.g. Box2D ones) only the generators are saved and a restored run starts a new episode.
 """
+import types
+
 import numpy as np
 
 from ddpg.plain_data import require_keys
@@ -91,6 +93,14 @@ def _capture_mujoco(mujoco, unwrapped):
             "arrays": {name: np.array(array) for name, array in _mujoco_arrays(data).items()},
             "flags": {name: bool(getattr(data, name)) for name in MUJOCO_FLAGS
                       if hasattr(data, name)}}
+
+
+def capture_mujoco_data(data):
+    """The physics state :func:`capture` saves, of a MuJoCo ``MjData`` (and its ``model``)
+    alone: checkpoints of format version 1 pickled the MjData (:mod:`ddpg.checkpoint.legacy`
+    converts them)."""
+    simulation = types.SimpleNamespace(model=data.model, data=data)  # as an env holds them
+    return _capture_mujoco(mujoco_module(simulation), simulation)
 
 
 def _capture_physics(unwrapped):

@@ -10,6 +10,8 @@ import copy
 
 import numpy as np
 
+from ddpg.plain_data import require_keys
+
 from .base import Env, Step, seed_env
 from .gym_env import GymEnv, is_gym_env
 from .spaces import Box, flat_dim_of, is_box_space
@@ -146,6 +148,28 @@ class NormalizedEnv(Env):
         self._obs_mean, self._obs_var = obs_mean, obs_var
         self._reward_mean = float(params["reward_mean"])
         self._reward_var = float(params["reward_var"])
+
+    # -- the checkpoint hook of a wrapper (ddpg.checkpoint.env_state): the running statistics;
+    #    the wrapped environment's state is saved beside them, through its own hook
+
+    def get_wrapper_checkpoint_state(self):
+        """The running statistics as plain data (:meth:`get_param_values`)."""
+        return self.get_param_values()
+
+    def check_wrapper_checkpoint_state(self, stats):
+        """``ValueError`` unless ``stats`` (from :meth:`get_wrapper_checkpoint_state`) fit
+        this environment's observations; changes nothing."""
+        require_keys(stats, ("obs_mean", "obs_var", "reward_mean", "reward_var"),
+                     "the normalisation statistics")
+        for key, current in (("obs_mean", self._obs_mean), ("obs_var", self._obs_var)):
+            shape = np.shape(stats[key])
+            if shape != current.shape:
+                raise ValueError("the normalisation statistics are of observations of shape "
+                                 "%s, this one %s" % (shape, current.shape))
+
+    def set_wrapper_checkpoint_state(self, stats):
+        self.check_wrapper_checkpoint_state(stats)
+        self.set_param_values(stats)
 
     def clone(self):
         """A fresh normalised copy with the same settings (e.g. for evaluation).
