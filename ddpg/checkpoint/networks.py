@@ -28,6 +28,7 @@ def network_params(algo, network):
 
 
 def all_network_params(algo):
+    """``{network: network_params(algo, network)}`` for every network ``algo`` saves."""
     return OrderedDict((network, network_params(algo, network))
                        for network in networks_of(algo))
 

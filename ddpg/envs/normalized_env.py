@@ -168,6 +168,7 @@ class NormalizedEnv(Env):
                                  "%s, this one %s" % (shape, current.shape))
 
     def set_wrapper_checkpoint_state(self, stats):
+        """Restore statistics saved by :meth:`get_wrapper_checkpoint_state` (checked first)."""
         self.check_wrapper_checkpoint_state(stats)
         self.set_param_values(stats)
 
