@@ -3,8 +3,8 @@
 One call of :func:`step` is one environment step: a new episode when the last one ended, an
 action (uniform during ``start_steps``, else the exploration strategy's around the policy's),
 the step itself with its checks for non-finite values, the transition stored in the replay
-memory, and the episode's bookkeeping. The updates that follow a step stay in
-``DDPG._train_epoch``.
+memory, and the episode's bookkeeping. The updates that follow a step are
+:func:`ddpg.training.run_updates`.
 
 The episode's state lives on the algorithm object (``obs``, ``end``, ``path_length``,
 ``path_return``, ``episode``, ``total_env_steps``, ``n_skipped_nonfinite``,
