@@ -6,29 +6,27 @@ on the Q-function's own argument arrays *and gradient arrays*, so its backward p
 dLoss/dact in the Q-function's ``act`` gradient, which then drives the policy's backward pass.
 Because the two executors share gradient memory, the order of one update is fixed: the Q
 update must finish with its own gradients before the policy executor overwrites them.
+
+``DDPG`` holds the settings, the networks and the update; the jobs around them are modules of
+their own: the executor bindings (:mod:`ddpg.executors`), the training loop
+(:mod:`ddpg.training`, whose environment steps are :mod:`ddpg.exploration`) and the
+evaluation rollouts with the epoch's statistics (:mod:`ddpg.evaluation`).
 """
-import copy
 from collections import OrderedDict
-import sys
-import time
 
 import numpy as np
-import pyprind
 
 import mxnet as mx
 
-from ddpg import checkpoint, faults, logger, options
-from ddpg.backend import regularization
+from ddpg import checkpoint, evaluation, executors, logger, options, training
+from ddpg.backend import regularization, seeding
 from ddpg.backend.kernels import choose_mkldnn, choose_omp_threads
 from ddpg.backend.context import resolve_ctx
 from ddpg.envs import is_box_space, seed_env
 from ddpg.backend.fpu import flushing_denormals
 from ddpg.backend.mxnet_log import filters_mxnet_info
-from ddpg.backend.flat import (FlatArrays, PackedInputs, bind_inputs, copy_into, param_shapes,
-                       soft_update)
-from ddpg.replay_mem import ReplayMem
-from ddpg.backend.statistics import UpdateStatistics, q_statistics_symbol
-from ddpg.utils import discount_return, sample_paths
+from ddpg.backend.flat import PackedInputs, copy_into, soft_update
+from ddpg.backend.statistics import UpdateStatistics
 
 
 class DDPG(object):
@@ -111,8 +109,7 @@ class DDPG(object):
         self.mkldnn = choose_mkldnn(mkldnn, _layer_sizes(policy, qfunc), self.ctx)
         self.omp_threads = choose_omp_threads(omp_threads, _layer_sizes(policy, qfunc),
                                               self.ctx)
-        mx.random.seed(seed)
-        np.random.seed(seed)
+        seeding.seed_global_generators(seed)
         self.env = env
         self.start_steps = start_steps
         self._action_low = np.reshape(env.action_space.low, -1).astype(np.float64)
@@ -155,31 +152,14 @@ class DDPG(object):
 
         # The original never seeded its environment; the evaluation copy gets its own seed
         # so that its episodes differ from the training ones.
-        self.eval_env = _make_eval_env(env, eval_env)
+        self.eval_env = evaluation.make_eval_env(env, eval_env)
         seed_env(self.env, seed)
         seed_env(self.eval_env, seed + 1)
 
         self.flush_denormals = flush_denormals
         with flushing_denormals(self.flush_denormals):
             self.init_net()
-
-        # training state, kept on the object so that a run can be saved and continued
-        self.memory = None
-        self.epoch = 0  # the next epoch to run
-        self.itr = 0  # updates done
-        self.total_env_steps = 0
-        self.train_time = 0.0  # seconds spent in train_epoch, evaluation included
-        self.obs = None  # the current observation of the training episode
-        self.end = False  # whether that episode has ended (reset before the next step)
-        self.path_length = 0
-        self.path_return = 0
-        self.episode = 0  # index of the current training episode
-        self.n_skipped_nonfinite = 0  # transitions skipped by skip_nonfinite
-        # JSON-able information saved in checkpoints' manifests (run_ddpg.py: its arguments)
-        self.checkpoint_metadata = {}
-
-        # logging (update statistics are summed on the device: self.update_stats)
-        self.strategy_path_returns = []
+        training.init_state(self)
 
     def _check_hyperparameters(self):
         # n_updates_per_sample, train_freq and gradient_steps: options.update_schedule
@@ -237,10 +217,11 @@ class DDPG(object):
     def init_net(self):
         """Bind the Q and policy executors, their targets and the policy executor.
 
-        The structure is the original's. For speed, each network's parameters live in one
-        flat buffer that its executors are bound on (:mod:`ddpg.backend.flat`); executors that read
-        the same batch share their input arrays (the Q executor, the policy executor and the
-        policy's batch executor read one ``obs`` array); and the targets y are computed by
+        The structure is the original's; each binding is a function of :mod:`ddpg.executors`,
+        called in the original's order. For speed, each network's parameters live in one
+        flat buffer that its executors are bound on (:mod:`ddpg.backend.flat`); executors that
+        read the same batch share their input arrays (the Q executor, the policy executor and
+        the policy's batch executor read one ``obs`` array); and the targets y are computed by
         one executor over both target networks, ``target_executor``, whose output array *is*
         the Q executor's ``yval`` input. ``qfunc_target`` and ``policy_target`` are bound on
         the same target parameters, as the original's separate executors.
@@ -249,115 +230,46 @@ class DDPG(object):
         act_dim = self.env.action_space.flat_dim
         # every array a batch is copied into, packed so that it is one copy per update
         self._batch = PackedInputs(self.ctx, self._batch_input_shapes(obs_dim, act_dim))
-        batch_obs = self._batch.views["obs"]
-        batch_nxt = self._batch.views["nxt"]
+        batch_obs, batch_nxt = self._batch.views["obs"], self._batch.views["nxt"]
         # rewards and (1 - end) * discount of a batch, inputs of target_executor
         self._batch_rwds = self._batch.views["rwd"]
         self._batch_discounts = self._batch.views["discount_mask"]
-
-        # symbols
-        loss_symbols = self.qfunc.get_loss_symbols()
-        qval_sym = loss_symbols["qval"]
-        yval_sym = loss_symbols["yval"]
+        qval_sym = self.qfunc.get_loss_symbols()["qval"]
         act_sym = self.policy.get_loss_symbols()["act"]
-        self.qfunc_input_shapes = {
-            "obs": (self.batch_size, obs_dim),
-            "act": (self.batch_size, act_dim),
-            "yval": (self.batch_size, 1)}
-        qfunc_target_shapes = {"obs": (self.batch_size, obs_dim),
-                               "act": (self.batch_size, act_dim)}
-        self.policy_input_shapes = {"obs": (self.batch_size, obs_dim)}
+        self.qfunc_input_shapes, self.policy_input_shapes = executors.input_shapes(
+            self.batch_size, obs_dim, act_dim)
+        qfunc_target_shapes = executors.target_q_shapes(self.qfunc_input_shapes)
 
         # target parameters: not shared with the online networks, initialised the same below
-        self.qfunc_target_params = FlatArrays(self.ctx, param_shapes(qval_sym,
-                                                                     qfunc_target_shapes))
-        self.policy_target_params = FlatArrays(self.ctx, param_shapes(
-            act_sym, self.policy_input_shapes))
-        # y = r + (1 - end) * discount * Q'(s', mu'(s')): the target Q graph with the target
-        # policy's output in place of its act input, both reading s' from one array
-        rwd_sym = mx.symbol.Variable("rwd")
-        discount_sym = mx.symbol.Variable("discount_mask")
-        args = {"obs": batch_nxt, "rwd": self._batch_rwds,
-                "discount_mask": self._batch_discounts}
-        args.update(self.qfunc_target_params.views)
-        args.update(self.policy_target_params.views)
-        target_y_sym = rwd_sym + discount_sym * self._target_q_symbol(qval_sym, act_sym, args)
-        self.target_executor = target_y_sym.bind(ctx=self.ctx, args=args, grad_req="null")
-        target_ys = self.target_executor.outputs[0]
-
-        # qfunc init: the network's own initializer when it holds one (ddpg.backend.initializers)
-        qfunc_init = getattr(self.qfunc, "initializer", None) or mx.initializer.Normal()
-        # define loss here
-        loss = 1.0 / self.batch_size * mx.symbol.sum(mx.symbol.square(qval_sym - yval_sym))
-        qfunc_loss = loss
-        # optional L2 penalty on the weights; the statistics keep reporting the squared error
-        decay = regularization.l2_penalty_symbol(qval_sym, self.qfunc_weight_decay,
-                                                 self.qfunc_input_shapes)
-        if decay is not None:
-            qfunc_loss = loss + decay
-        qfunc_updater = regularization.create_updater(self.qfunc_updater, self.qfunc_lr,
-                                                      self.qfunc_grad_clip)
-        self.qfunc.define_loss(qfunc_loss, extra_outputs=[
-            q_statistics_symbol(loss, qval_sym, yval_sym)])
-        self.qfunc.define_exe(ctx=self.ctx, init=qfunc_init, updater=qfunc_updater,
-                              input_shapes=self.qfunc_input_shapes,
-                              input_arrays={"obs": batch_obs, "yval": target_ys})
-
-        # qfunc_target init
-        _check_same_layout(self.qfunc_target_params, self.qfunc.params, "qfunc")
-        args = bind_inputs(self.ctx, qfunc_target_shapes, {"obs": batch_nxt})
-        args.update(self.qfunc_target_params.views)
-        self.qfunc_target = qval_sym.bind(ctx=self.ctx, args=args, grad_req="null")
-        self.qfunc.params.data.copyto(self.qfunc_target_params.data)
-
-        # policy init
-        policy_init = getattr(self.policy, "initializer", None) or mx.initializer.Normal()
-        policy_qval = qval_sym
-        # note the negative one here: the loss maximises the average return
-        loss = -1.0 / self.batch_size * mx.symbol.sum(policy_qval)
-        policy_loss = mx.symbol.MakeLoss(loss, name="policy_loss")
-        policy_updater = regularization.create_updater(self.policy_updater, self.policy_lr,
-                                                       self.policy_grad_clip)
-        self.policy.define_exe(ctx=self.ctx, init=policy_init, updater=policy_updater,
-                               input_shapes=self.policy_input_shapes,
-                               input_arrays={"obs": batch_obs})
-        # the policy's L2 penalty adds its gradient to the policy's gradients before each
-        # step (the policy has no loss symbol of its own to add it to)
-        self._policy_penalty = None
-        if self.policy_weight_decay:
-            self._policy_penalty = regularization.GradientPenalty(
-                self.ctx, act_sym, self.policy_weight_decay, self.policy.params,
-                self.policy.grads, self.policy_input_shapes)
-
-        # The policy network and the Q network are combined to backpropagate the policy
-        # loss: policy_executor runs the Q graph on the Q-function's own argument arrays and
-        # is bound on the Q-function's gradient arrays. yval is not part of this loss.
-        # Only dLoss/dact is computed ("write"): it lands in the Q-function's act gradient
-        # and drives the policy's backward pass. The original also wrote the Q parameters'
-        # gradients, which nothing reads (they are overwritten by the next Q update); skipping
-        # them saves about a third of this backward pass.
-        args = {name: arr for name, arr in self.qfunc.arg_dict.items() if name != "yval"}
-        args_grad = {}
-        policy_grad_dict = dict(zip(self.qfunc.loss.list_arguments(),
-                                    self.qfunc.exe.grad_arrays))
-        for name, arr in policy_grad_dict.items():
-            if name != "yval" and arr is not None:
-                args_grad[name] = arr
-        grad_req = {name: ("write" if name == "act" else "null")
-                    for name in policy_loss.list_arguments()}
-        self.policy_executor = policy_loss.bind(ctx=self.ctx, args=args, args_grad=args_grad,
-                                                grad_req=grad_req)
+        self.qfunc_target_params = executors.target_params(self.ctx, qval_sym,
+                                                           qfunc_target_shapes)
+        self.policy_target_params = executors.target_params(self.ctx, act_sym,
+                                                            self.policy_input_shapes)
+        self.target_executor = executors.bind_target_executor(
+            self.ctx, self._batch.views, qval_sym, act_sym,
+            (self.qfunc_target_params.views, self.policy_target_params.views),
+            self._target_q_symbol)
+        executors.bind_qfunc(
+            self.qfunc, self.ctx, self.batch_size,
+            regularization.create_updater(self.qfunc_updater, self.qfunc_lr,
+                                          self.qfunc_grad_clip),
+            self.qfunc_weight_decay, self.qfunc_input_shapes,
+            {"obs": batch_obs, "yval": self.target_executor.outputs[0]})
+        self.qfunc_target = executors.bind_target(
+            self.ctx, qval_sym, qfunc_target_shapes, {"obs": batch_nxt},
+            self.qfunc_target_params, self.qfunc.params, "qfunc")
+        self._policy_penalty = executors.bind_policy(
+            self.policy, self.ctx,
+            regularization.create_updater(self.policy_updater, self.policy_lr,
+                                          self.policy_grad_clip),
+            self.policy_weight_decay, self.policy_input_shapes, batch_obs)
+        # the heart of the design: dLoss/dact lands in the Q-function's act gradient
+        self.policy_executor, self.policy_executor_grad_dict = \
+            executors.bind_policy_executor(self.qfunc, self.ctx, self.batch_size)
         self.policy_executor_arg_dict = self.policy_executor.arg_dict
-        self.policy_executor_grad_dict = dict(zip(policy_loss.list_arguments(),
-                                                  self.policy_executor.grad_arrays))
-
-        # policy_target init: only produces actions
-        _check_same_layout(self.policy_target_params, self.policy.params, "policy")
-        args = bind_inputs(self.ctx, self.policy_input_shapes, {"obs": batch_nxt})
-        args.update(self.policy_target_params.views)
-        self.policy_target = act_sym.bind(ctx=self.ctx, args=args, grad_req="null")
-        self.policy.params.data.copyto(self.policy_target_params.data)
-
+        self.policy_target = executors.bind_target(
+            self.ctx, act_sym, self.policy_input_shapes, {"obs": batch_nxt},
+            self.policy_target_params, self.policy.params, "policy")
         self.update_stats = UpdateStatistics(self.ctx, self.batch_size)
 
     def _batch_input_shapes(self, obs_dim, act_dim):
@@ -389,26 +301,7 @@ class DDPG(object):
         there resumes with the next epoch). On Ctrl-C a checkpoint is saved to
         ``<snapshot folder>/interrupted`` before the KeyboardInterrupt propagates.
         """
-        if self.memory is None:
-            self.memory = ReplayMem(obs_dim=self.env.observation_space.flat_dim,
-                                    act_dim=self.env.action_space.flat_dim,
-                                    memory_size=self.memory_size)
-        try:
-            if self.obs is None:
-                self.obs = self._reset_env()
-            while self.epoch < self.n_epochs:
-                # MXNet's generator state cannot be saved: reseeding it per epoch makes a run
-                # resumed at an epoch boundary draw what the uninterrupted run draws
-                mx.random.seed(_epoch_seed(self.seed, self.epoch))
-                with logger.prefix("epoch #%d | " % self.epoch):
-                    self.train_epoch(self.epoch)
-                self.epoch += 1
-                logger.save_itr_params(self.epoch - 1, self.save)
-                if epoch_callback is not None:
-                    epoch_callback(self, self.epoch - 1)
-        except KeyboardInterrupt:
-            checkpoint.save_interrupted(self)
-            raise
+        training.train(self, epoch_callback)
 
     def save(self, path):
         """Write a checkpoint folder at ``path``, atomically (see :mod:`ddpg.checkpoint`)."""
@@ -427,124 +320,10 @@ class DDPG(object):
         """
         return checkpoint.restore(self, path, log=logger.log, trust_pickle=trust_pickle)
 
-    def _reset_env(self):
-        obs = faults.call_env(self, "reset")
-        faults.check_reset_observation(obs, self)
-        return obs
-
-    def _nonfinite_step(self, nxt, rwd):
-        """A NaN/inf observation or reward: raise, or (skip_nonfinite) count and skip it.
-
-        Returns whether the episode must end: an observation that is not finite cannot be
-        acted on; a bad reward alone does not stop the episode.
-        """
-        parts = faults.nonfinite_parts(nxt, rwd)
-        if not self.skip_nonfinite:
-            faults.raise_nonfinite_step(parts, nxt, rwd, self)
-        self.n_skipped_nonfinite += 1
-        if self.n_skipped_nonfinite - self._skipped_before_epoch <= 3:
-            logger.log("Skipping a transition: " + faults.nonfinite_step_message(
-                parts, nxt, rwd, self))
-        return "observation" in parts
-
     def train_epoch(self, epoch):
         """One epoch: ``epoch_length`` environment steps with updates, then statistics."""
         with flushing_denormals(self.flush_denormals):
-            self._train_epoch(epoch)
-
-    def _train_epoch(self, epoch):
-        memory = self.memory
-        action_shape = tuple(self.env.action_space.shape)
-        act_dim = self.env.action_space.flat_dim
-        epoch_start = time.time()
-        self._skipped_before_epoch = self.n_skipped_nonfinite
-        # values "as they happen" (episode returns, update losses) for TensorBoard
-        log_scalars = logger.has_scalar_outputs()
-        logger.log("Training started")
-        steps = range(self.epoch_length)
-        if self.progress_bar:
-            # an explicit stream: pyprind otherwise prints nothing but a warning when
-            # stdout is not a terminal
-            steps = pyprind.prog_bar(steps, stream=sys.stderr)
-        for epoch_itr in steps:
-            # run the policy
-            if self.end:
-                # reset the environment and strategy when an episode ends
-                self.strategy_path_returns.append(self.path_return)
-                self.path_length = 0
-                self.path_return = 0
-                self.episode += 1
-                self.obs = self._reset_env()
-                self.strategy.reset()
-            obs = self.obs
-            if self.total_env_steps < self.start_steps:
-                # uniform warm-up: covers the action space before the policy means anything
-                act = np.random.uniform(self._action_low, self._action_high)
-            else:
-                # note action is sampled from the policy not the target policy
-                act = faults.check_action(self.strategy.get_action(obs, self.policy),
-                                          act_dim, self.strategy, self)
-            nxt, rwd, end, info = faults.call_env(self, "step", np.reshape(act, action_shape))
-            finite = bool(np.isfinite(rwd) and np.isfinite(nxt).all())
-            if not finite:
-                end = self._nonfinite_step(nxt, rwd) or end
-            self.path_length += 1
-            self.total_env_steps += 1
-            if finite:
-                self.path_return += rwd
-                self._store(memory, obs, act, rwd * self.scale_reward, end, info, nxt,
-                            self.path_length)
-            if not end and self.path_length >= self.max_path_length:
-                end = True
-            self.end = end
-            self.obs = nxt
-            if end and log_scalars:
-                logger.record_scalar("train/EpisodeReturn", self.path_return,
-                                     self.total_env_steps)
-                logger.record_scalar("train/EpisodeLength", self.path_length,
-                                     self.total_env_steps)
-
-            if (memory.size >= self.memory_start_size
-                    and self.total_env_steps % self._train_freq == 0):
-                for update_time in range(self._gradient_steps):
-                    batch = memory.get_batch(self.batch_size)
-                    self.do_update(self.itr, batch)
-                    self.itr += 1
-                    if log_scalars and self.itr % self.loss_log_interval == 0:
-                        for name, value in self.update_stats.latest().items():
-                            logger.record_scalar("train/" + name, value, self.total_env_steps)
-        logger.log("Training finished")
-        faults.check_divergence(epoch, self.update_stats.averages(),
-                                checkpoint.all_network_params(self))
-        self.evaluate(epoch, memory)
-        self.train_time += time.time() - epoch_start
-        logger.record_tabular("TotalEnvSteps", self.total_env_steps)
-        logger.record_tabular("NumUpdates", self.itr)
-        logger.record_tabular("Time", self.train_time)
-        if self.skip_nonfinite:
-            logger.record_tabular("SkippedNonFinite",
-                                  self.n_skipped_nonfinite - self._skipped_before_epoch)
-        logger.dump_tabular(with_prefix=False)
-
-    def _store(self, memory, obs, act, rwd, end, info, nxt, path_length):
-        """Add one transition to the memory, deciding whether its target may bootstrap.
-
-        A time-limit cut (``max_path_length`` here, or the environment's own time limit) is
-        not a terminal state. The original dropped the cut transition (or stored it as
-        terminal with ``include_horizon_terminal``) and stored the environment's time-limit
-        ends as terminal; with ``bootstrap_truncated`` they bootstrap from s' instead.
-        """
-        horizon_cut = not end and path_length >= self.max_path_length
-        env_truncated = bool(end and info and info.get("TimeLimit.truncated", False))
-        if not (horizon_cut or env_truncated):
-            memory.add_sample(obs, act, rwd, end, nxt)
-        elif self.include_horizon_terminal:
-            memory.add_sample(obs, act, rwd, True, nxt)
-        elif self.bootstrap_truncated:
-            memory.add_sample(obs, act, rwd, False, nxt)
-        elif env_truncated:
-            memory.add_sample(obs, act, rwd, True, nxt)
-        # else: the original drops a transition cut at max_path_length
+            training.run_epoch(self, epoch)
 
     def do_update(self, itr, batch):
         """One DDPG update, in the original's order (docs/design.md, "One update").
@@ -635,51 +414,23 @@ class DDPG(object):
             self._policy_penalty.add_gradient()
             self.policy.updater(0, self.policy.grads.data, self.policy.params.data)
 
-    def _evaluation_due(self, epoch):
-        if epoch == self.n_epochs - 1:
-            return True
-        return self.eval_interval is not None and (epoch + 1) % self.eval_interval == 0
-
     def evaluate(self, epoch, memory):
         """Record this epoch's tabular statistics, running evaluation rollouts when due.
 
         Evaluation runs the deterministic policy on ``eval_env`` for whole rollouts totalling
-        ``eval_samples`` environment steps. Statistics that do not exist yet (no update before
-        the memory warms up, no evaluation this epoch) are left out of the row; the logger
-        leaves their cells empty so every row of progress.csv has the same columns.
+        ``eval_samples`` environment steps (:mod:`ddpg.evaluation`). Statistics that do not
+        exist yet (no update before the memory warms up, no evaluation this epoch) are left out
+        of the row; the logger leaves their cells empty so every row of progress.csv has the
+        same columns.
         """
         logger.record_tabular("Epoch", epoch)
-        if self._evaluation_due(epoch):
-            logger.log("Collecting samples for evaluation")
-            # evaluate under the training run's observation normalisation
-            options.sync_running_statistics(self.env, self.eval_env)
-            paths = sample_paths(env=self.eval_env, policy=self.policy,
-                                 eval_samples=self.eval_samples,
-                                 max_path_length=self.max_path_length)
-            paths, skipped = faults.finite_evaluation_paths(paths, epoch,
-                                                            self.skip_nonfinite)
-            for message in skipped[:3]:
-                logger.log("Skipping an episode: " + message)
-            if self.skip_nonfinite:
-                logger.record_tabular("SkippedEvalEpisodes", len(skipped))
-            rewards = [path["rewards"] for path in paths]
-            if rewards:  # else (every episode skipped) the cells stay empty
-                returns = [np.sum(reward) for reward in rewards]
-                logger.record_tabular("AverageReturn", np.mean(returns))
-                logger.record_tabular("StdReturn", np.std(returns))
-                logger.record_tabular("MaxReturn", np.max(returns))
-                logger.record_tabular("MinReturn", np.min(returns))
-                logger.record_tabular("AverageDiscountedReturn", np.mean(
-                    [discount_return(reward, self.discount) for reward in rewards]))
-        if len(self.strategy_path_returns) > 0:
-            logger.record_tabular("AverageEsReturn", np.mean(self.strategy_path_returns))
-            logger.record_tabular("StdEsReturn", np.std(self.strategy_path_returns))
-            logger.record_tabular("MaxEsReturn", np.max(self.strategy_path_returns))
-            logger.record_tabular("MinEsReturn", np.min(self.strategy_path_returns))
-            logger.record_tabular("NumEsEpisodes", len(self.strategy_path_returns))
-        for key, value in self.update_stats.averages().items():
-            logger.record_tabular(key, value)
-        self.update_stats.reset()
+        if evaluation.evaluation_due(epoch, self.n_epochs, self.eval_interval):
+            evaluation.record_rollouts(
+                self.env, self.eval_env, self.policy, epoch, eval_samples=self.eval_samples,
+                max_path_length=self.max_path_length, discount=self.discount,
+                skip_nonfinite=self.skip_nonfinite)
+        evaluation.record_exploration_returns(self.strategy_path_returns)
+        evaluation.record_update_statistics(self.update_stats)
         self.strategy_path_returns = []
 
 
@@ -702,35 +453,9 @@ def _check_env(env):
                          % (env.observation_space,))
 
 
-def _epoch_seed(seed, epoch):
-    """MXNet's seed for an epoch: a fixed function of the run's seed and the epoch."""
-    return int(np.random.SeedSequence([int(seed) % (1 << 32), int(epoch)])
-               .generate_state(1)[0]) % (1 << 31)
-
-
 def _layer_sizes(policy, qfunc):
     """Hidden layer widths of both networks (unknown networks count as large)."""
     sizes = []
     for network in (policy, qfunc):
         sizes.extend(getattr(network, "hidden_sizes", None) or [float("inf")])
     return sizes
-
-
-def _check_same_layout(target, online, what):
-    """Soft updates combine flat buffers element by element: their layouts must match."""
-    if target.shapes != online.shapes:
-        raise RuntimeError("%s target parameters %s do not match the online ones %s"
-                           % (what, dict(target.shapes), dict(online.shapes)))
-
-
-def _make_eval_env(env, eval_env):
-    """A separate environment for evaluation rollouts (the original reused the training one)."""
-    if eval_env is not None:
-        return eval_env
-    if callable(getattr(env, "clone", None)):
-        return env.clone()
-    try:
-        return copy.deepcopy(env)
-    except Exception as error:  # pylint: disable=broad-except
-        raise ValueError("could not copy the environment to evaluate on (%s); pass "
-                         "eval_env=... to DDPG" % (error,))

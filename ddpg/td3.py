@@ -29,9 +29,10 @@ import numpy as np
 
 import mxnet as mx
 
+from ddpg import executors
 from ddpg.backend import regularization
-from ddpg.ddpg import DDPG, _check_same_layout
-from ddpg.backend.flat import FlatArrays, bind_inputs, param_shapes, soft_update
+from ddpg.ddpg import DDPG
+from ddpg.backend.flat import param_shapes, soft_update
 from ddpg.qfuncs import ContinuousMLPQ
 
 
@@ -89,12 +90,12 @@ class TD3(DDPG):
     def _target_q_symbol(self, qval_sym, act_sym, args):
         """min(Q1'(s', a~), Q2'(s', a~)) with a~ = clip(mu'(s') + noise, low, high)."""
         qval2_sym = self.qfunc2.get_loss_symbols()["qval"]
-        shapes = {"obs": self.qfunc_input_shapes["obs"], "act": self.qfunc_input_shapes["act"]}
+        shapes = executors.target_q_shapes(self.qfunc_input_shapes)
         shared = set(param_shapes(qval_sym, shapes)) & set(param_shapes(qval2_sym, shapes))
         if shared:
             raise ValueError("TD3's two critics must have distinct parameter names; both "
                              "have %s" % sorted(shared))
-        self.qfunc2_target_params = FlatArrays(self.ctx, param_shapes(qval2_sym, shapes))
+        self.qfunc2_target_params = executors.target_params(self.ctx, qval2_sym, shapes)
         half_range = (self._action_high - self._action_low) / 2.0
         self._noise_std = self.target_noise * half_range
         self._noise_bound = self.target_noise_clip * half_range
@@ -115,31 +116,22 @@ class TD3(DDPG):
                                  qval2_sym(obs=obs, act=smoothed))
 
     def init_net(self):
-        """DDPG's executors (with the twin target above), then the second critic's."""
+        """DDPG's executors (with the twin target above), then the second critic's, bound
+        with DDPG's binding functions (:mod:`ddpg.executors`)."""
         super(TD3, self).init_net()
-        qval2_sym = self.qfunc2.get_loss_symbols()["qval"]
-        yval2_sym = self.qfunc2.get_loss_symbols()["yval"]
-        loss = 1.0 / self.batch_size * mx.symbol.sum(mx.symbol.square(qval2_sym - yval2_sym))
-        decay = regularization.l2_penalty_symbol(qval2_sym, self.qfunc_weight_decay,
-                                                 self.qfunc_input_shapes)
-        self.qfunc2.define_loss(loss if decay is None else loss + decay)
         # one obs, act and yval array for both critics: the batch is copied in once and
         # target_executor's output is both critics' target
         shared = {name: self.qfunc.arg_dict[name] for name in ("obs", "act", "yval")}
-        self.qfunc2.define_exe(
-            ctx=self.ctx,
-            init=getattr(self.qfunc2, "initializer", None) or mx.initializer.Normal(),
-            updater=regularization.create_updater(self.qfunc_updater, self.qfunc_lr,
-                                                  self.qfunc_grad_clip),
-            input_shapes=self.qfunc_input_shapes, input_arrays=shared)
-        _check_same_layout(self.qfunc2_target_params, self.qfunc2.params, "qfunc2")
-        target_shapes = {"obs": self.qfunc_input_shapes["obs"],
-                         "act": self.qfunc_input_shapes["act"]}
-        args = bind_inputs(self.ctx, target_shapes,
-                           {"obs": self.policy_target.arg_dict["obs"]})
-        args.update(self.qfunc2_target_params.views)
-        self.qfunc2_target = qval2_sym.bind(ctx=self.ctx, args=args, grad_req="null")
-        self.qfunc2.params.data.copyto(self.qfunc2_target_params.data)
+        executors.bind_qfunc(
+            self.qfunc2, self.ctx, self.batch_size,
+            regularization.create_updater(self.qfunc_updater, self.qfunc_lr,
+                                          self.qfunc_grad_clip),
+            self.qfunc_weight_decay, self.qfunc_input_shapes, shared, statistics=False)
+        self.qfunc2_target = executors.bind_target(
+            self.ctx, self.qfunc2.get_loss_symbols()["qval"],
+            executors.target_q_shapes(self.qfunc_input_shapes),
+            {"obs": self.policy_target.arg_dict["obs"]}, self.qfunc2_target_params,
+            self.qfunc2.params, "qfunc2")
 
     def _batch_input_shapes(self, obs_dim, act_dim):
         shapes = super(TD3, self)._batch_input_shapes(obs_dim, act_dim)

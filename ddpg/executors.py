@@ -1,0 +1,151 @@
+"""The bindings behind ``DDPG.init_net``: one function per executor (or buffer) it binds.
+
+``init_net`` calls these in a fixed order (the MXNet example's, which also fixes the order in
+which the initialisers draw from MXNet's seeded generator: the Q-function, then the policy).
+They set nothing on the algorithm object: each returns what it binds, and ``init_net`` keeps it
+under the original's attribute names. TD3 binds its second critic and its target with the same
+functions.
+
+The one binding everything hangs on is :func:`bind_policy_executor`: the Q graph under the
+policy loss, bound on the Q-function's own argument *and gradient* arrays, so its backward pass
+leaves dLoss/da in the Q-function's ``act`` gradient, the head gradient of the policy's own
+backward pass (docs/design.md, "The shared gradient arrays").
+"""
+import mxnet as mx
+
+from ddpg.backend import regularization
+from ddpg.backend.flat import FlatArrays, bind_inputs, param_shapes
+from ddpg.backend.statistics import q_statistics_symbol
+
+
+def input_shapes(batch_size, obs_dim, act_dim):
+    """The Q executor's and the policy executor's input shapes (the original's
+    ``qfunc_input_shapes`` and ``policy_input_shapes``)."""
+    qfunc_shapes = {"obs": (batch_size, obs_dim), "act": (batch_size, act_dim),
+                    "yval": (batch_size, 1)}
+    return qfunc_shapes, {"obs": (batch_size, obs_dim)}
+
+
+def target_q_shapes(qfunc_input_shapes):
+    """A target Q network's inputs: the Q executor's without the regression target."""
+    return {name: qfunc_input_shapes[name] for name in ("obs", "act")}
+
+
+def target_params(ctx, symbol, shapes):
+    """A zeroed flat buffer for a target network's parameters (:class:`FlatArrays`).
+
+    Targets never share memory with their online network (a soft update mixes the two); they
+    are bound on this buffer's views and get the online weights in :func:`bind_target`.
+    """
+    return FlatArrays(ctx, param_shapes(symbol, shapes))
+
+
+def bind_target_executor(ctx, batch_views, qval_sym, act_sym, target_views, target_q_symbol):
+    """The one executor that computes the targets y over both target networks.
+
+    ``y = r + (1 - end) * discount * Q'(s', mu'(s'))``: the target Q graph with the target
+    policy's output in place of its act input, both reading s' from the batch's ``nxt`` array;
+    ``rwd`` and ``discount_mask`` (``(1 - end) * discount``) are batch arrays too.
+    ``target_q_symbol(qval_sym, act_sym, args)`` builds the Q' part and may add the arrays it
+    reads to ``args`` (DDPG's ``_target_q_symbol``; TD3's is a min over two critics).
+    ``target_views`` are the target parameters' views. The executor's output array becomes
+    the Q executor's ``yval`` input, so one forward pass writes y where the Q update reads it.
+    """
+    args = {"obs": batch_views["nxt"], "rwd": batch_views["rwd"],
+            "discount_mask": batch_views["discount_mask"]}
+    for views in target_views:
+        args.update(views)
+    q_target = target_q_symbol(qval_sym, act_sym, args)
+    target_y_sym = mx.symbol.Variable("rwd") + mx.symbol.Variable("discount_mask") * q_target
+    return target_y_sym.bind(ctx=ctx, args=args, grad_req="null")
+
+
+def bind_qfunc(qfunc, ctx, batch_size, updater, weight_decay, shapes, input_arrays,
+               statistics=True):
+    """Define the Q-function's loss and bind its training executor ``qfunc.exe``.
+
+    The loss is the original's ``sum((Q - y)^2) / batch``, plus the optional L2 penalty on the
+    weights (``weight_decay``). With ``statistics`` the executor gets a third output, the
+    update statistics (:func:`ddpg.backend.statistics.q_statistics_symbol`) of the squared
+    error without the penalty, computed in the same forward pass (TD3's second critic has
+    none). ``input_arrays`` are the batch arrays it shares (``obs``; ``yval``, the target
+    executor's output). The network's own initializer is used when it has one
+    (:mod:`ddpg.backend.initializers`), else the original's ``Normal()``.
+    """
+    symbols = qfunc.get_loss_symbols()
+    qval_sym, yval_sym = symbols["qval"], symbols["yval"]
+    loss = 1.0 / batch_size * mx.symbol.sum(mx.symbol.square(qval_sym - yval_sym))
+    decay = regularization.l2_penalty_symbol(qval_sym, weight_decay, shapes)
+    extra_outputs = [q_statistics_symbol(loss, qval_sym, yval_sym)] if statistics else []
+    qfunc.define_loss(loss if decay is None else loss + decay, extra_outputs=extra_outputs)
+    init = getattr(qfunc, "initializer", None) or mx.initializer.Normal()
+    qfunc.define_exe(ctx=ctx, init=init, updater=updater, input_shapes=shapes,
+                     input_arrays=input_arrays)
+
+
+def bind_target(ctx, symbol, shapes, input_arrays, params, online_params, what):
+    """A target network's executor, bound on its own parameters ``params``, which get a copy of
+    the online network's (``online_params``): target and online start equal, in separate memory.
+
+    ``input_arrays`` are the inputs it shares (s', the batch's ``nxt``); it computes no
+    gradients. ``what`` names the network in the layout error.
+    """
+    check_same_layout(params, online_params, what)
+    args = bind_inputs(ctx, shapes, input_arrays)
+    args.update(params.views)
+    executor = symbol.bind(ctx=ctx, args=args, grad_req="null")
+    online_params.data.copyto(params.data)
+    return executor
+
+
+def bind_policy(policy, ctx, updater, weight_decay, shapes, obs):
+    """Bind the acting policy's executors (``policy.exe`` on the batch's ``obs``, and its
+    batch-1 twin ``policy.exe_one``, which share the parameters) and initialise them.
+
+    Returns the :class:`ddpg.backend.regularization.GradientPenalty` that adds the L2
+    penalty's gradient before each policy step, or ``None`` without ``weight_decay``: the
+    policy has no loss symbol of its own to add the penalty to.
+    """
+    init = getattr(policy, "initializer", None) or mx.initializer.Normal()
+    policy.define_exe(ctx=ctx, init=init, updater=updater, input_shapes=shapes,
+                      input_arrays={"obs": obs})
+    if not weight_decay:
+        return None
+    return regularization.GradientPenalty(ctx, policy.get_loss_symbols()["act"], weight_decay,
+                                          policy.params, policy.grads, shapes)
+
+
+def bind_policy_executor(qfunc, ctx, batch_size):
+    """The policy executor: the Q graph under the loss ``-sum(Q) / batch``, bound on the
+    Q-function's own argument arrays and on its gradient arrays.
+
+    This is how the policy learns through the critic: the executor reads the Q-function's
+    current parameters and batch ``obs`` (the same arrays, so it always sees the latest Q
+    update), and its backward pass writes dLoss/da into the Q-function's ``act`` gradient
+    array, which the policy's backward pass takes as its head gradient. Sharing that memory
+    fixes the update order: the Q update must be done with its gradients first.
+
+    ``yval`` is not part of this loss. Only dLoss/da is computed (``grad_req`` "write" for
+    ``act``, "null" for the rest): the original also wrote the Q parameters' gradients, which
+    nothing reads (the next Q update overwrites them); skipping them saves about a third of
+    this backward pass. Returns the executor and its name -> gradient array dict (the
+    original's ``policy_executor_grad_dict``).
+    """
+    # note the negative one here: the loss maximises the average return
+    loss = -1.0 / batch_size * mx.symbol.sum(qfunc.get_loss_symbols()["qval"])
+    policy_loss = mx.symbol.MakeLoss(loss, name="policy_loss")
+    args = {name: arr for name, arr in qfunc.arg_dict.items() if name != "yval"}
+    qfunc_grads = dict(zip(qfunc.loss.list_arguments(), qfunc.exe.grad_arrays))
+    args_grad = {name: arr for name, arr in qfunc_grads.items()
+                 if name != "yval" and arr is not None}
+    grad_req = {name: ("write" if name == "act" else "null")
+                for name in policy_loss.list_arguments()}
+    executor = policy_loss.bind(ctx=ctx, args=args, args_grad=args_grad, grad_req=grad_req)
+    return executor, dict(zip(policy_loss.list_arguments(), executor.grad_arrays))
+
+
+def check_same_layout(target, online, what):
+    """Soft updates combine flat buffers element by element: their layouts must match."""
+    if target.shapes != online.shapes:
+        raise RuntimeError("%s target parameters %s do not match the online ones %s"
+                           % (what, dict(target.shapes), dict(online.shapes)))
