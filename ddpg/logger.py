@@ -31,414 +31,51 @@ Differences from rllab, all deliberate:
   (DDPG's checkpoint folders, saved through a callable, are not).  TensorBoard
   output (:meth:`Logger.add_tensorboard_output`) is an addition rllab did not
   have; it needs tensorboardX, imported only when such an output is added.
+
+This module holds the :class:`Logger` and the module-level functions; the outputs and helpers
+it drives are in :mod:`ddpg.logging` (text, tabular/CSV, TensorBoard, snapshots, file I/O).
 """
 
 import contextlib
-import csv
-import datetime
-import io
-import numbers
 import os
-import pickle
-import shutil
 import sys
-import tempfile
 
-import numpy as np
+from ddpg.logging.fileio import default_dir_mode, default_file_mode  # noqa: F401 (were here)
+from ddpg.logging.snapshots import (SNAPSHOT_MODES, check_snapshot_gap, check_snapshot_mode,
+                                    save_snapshot, snapshot_name)
+from ddpg.logging.tabular import (CsvOutput, csv_cells, misc_stat_items, table_lines,
+                                  to_python_scalar)
+from ddpg.logging.tensorboard_output import TENSORBOARD_INSTALL, TensorBoardOutput
+from ddpg.logging.text_output import TextOutput, colorize, timestamped
 
 __all__ = [
-    "Logger",
-    "SNAPSHOT_MODES",
-    "get_default_logger",
-    "log",
-    "push_prefix",
-    "pop_prefix",
-    "prefix",
-    "push_tabular_prefix",
-    "pop_tabular_prefix",
-    "tabular_prefix",
-    "record_tabular",
-    "record_tabular_misc_stat",
-    "dump_tabular",
-    "get_tabular_keys",
-    "add_text_output",
-    "remove_text_output",
-    "add_tabular_output",
-    "remove_tabular_output",
-    "add_tensorboard_output",
-    "remove_tensorboard_output",
-    "has_scalar_outputs",
-    "record_scalar",
-    "record_text",
-    "TENSORBOARD_INSTALL",
-    "set_snapshot_dir",
-    "get_snapshot_dir",
-    "set_snapshot_mode",
-    "get_snapshot_mode",
-    "set_snapshot_gap",
-    "get_snapshot_gap",
-    "save_itr_params",
-    "set_log_tabular_only",
-    "get_log_tabular_only",
-    "reset",
+    "Logger", "SNAPSHOT_MODES", "get_default_logger",
+    "log", "push_prefix", "pop_prefix", "prefix",
+    "push_tabular_prefix", "pop_tabular_prefix", "tabular_prefix",
+    "record_tabular", "record_tabular_misc_stat", "dump_tabular", "get_tabular_keys",
+    "add_text_output", "remove_text_output", "add_tabular_output", "remove_tabular_output",
+    "add_tensorboard_output", "remove_tensorboard_output",
+    "has_scalar_outputs", "record_scalar", "record_text", "TENSORBOARD_INSTALL",
+    "set_snapshot_dir", "get_snapshot_dir", "set_snapshot_mode", "get_snapshot_mode",
+    "set_snapshot_gap", "get_snapshot_gap", "save_itr_params",
+    "set_log_tabular_only", "get_log_tabular_only", "reset",
 ]
 
-#: The snapshot modes rllab understands, see :meth:`Logger.save_itr_params`.
-SNAPSHOT_MODES = ("all", "last", "gap", "none")
 
-# rllab's ``colorize`` palette, so ``log(s, color="red")`` calls keep working.
-_ANSI_COLORS = {
-    "gray": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34,
-    "magenta": 35, "cyan": 36, "white": 37, "crimson": 38,
-}
+def _add_output(outputs, path, make):
+    """Add ``make(absolute path)`` to ``outputs`` unless that path has one already (adding
+    the same file or folder twice is a no-op, so nothing is written twice)."""
+    key = os.path.abspath(path)
+    if key not in outputs:
+        outputs[key] = make(key)
 
 
-# ---------------------------------------------------------------------------
-# Value conversion
-# ---------------------------------------------------------------------------
+def _remove_output(outputs, path):
+    """Close and forget the output of ``path``; an unknown path is ignored."""
+    out = outputs.pop(os.path.abspath(path), None)
+    if out is not None:
+        out.close()
 
-def _to_python_scalar(val):
-    """Unwrap numpy / MXNet scalars so they format like plain Python numbers.
-
-    Losses often arrive as ``np.float32`` or as a one-element MXNet NDArray;
-    without unwrapping, ``str`` would print ``[0.5]`` or ``<NDArray 1 @cpu>``.
-    """
-    if isinstance(val, np.generic):
-        return val.item()
-    if isinstance(val, np.ndarray) and val.size == 1:
-        return val.item()
-    # MXNet NDArray, duck-typed so this module does not import mxnet.
-    if hasattr(val, "asscalar") and getattr(val, "size", None) == 1:
-        return _to_python_scalar(val.asscalar())
-    return val
-
-
-def _format_csv_value(val):
-    """Text for a CSV cell, losing no precision.
-
-    ``repr(float)`` is the shortest string that reads back to the same
-    float64, so a value read from ``progress.csv`` equals the value recorded.
-    """
-    val = _to_python_scalar(val)
-    if val is None:
-        return ""
-    if isinstance(val, bool):
-        return str(val)
-    if isinstance(val, numbers.Integral):
-        return str(int(val))
-    if isinstance(val, numbers.Real):
-        return repr(float(val))
-    return str(val)
-
-
-def _format_display_value(val):
-    """Text for the printed table: compact, like rllab's ``tabulate`` (``%g``)."""
-    val = _to_python_scalar(val)
-    if isinstance(val, bool):
-        return str(val)
-    if isinstance(val, numbers.Integral):
-        return str(int(val))
-    if isinstance(val, numbers.Real):
-        return format(float(val), "g")
-    return str(val)
-
-
-def _format_table(rows):
-    """Two-column table of ``(key, text)`` pairs framed by dashed rules.
-
-    This mimics the headerless ``tabulate`` output rllab prints, without the
-    dependency: keys left-aligned, values right-aligned so numbers line up.
-    """
-    key_width = max(len(k) for k, _ in rows)
-    val_width = max(len(v) for _, v in rows)
-    rule = "-" * key_width + "  " + "-" * val_width
-    lines = [rule]
-    lines.extend(k.ljust(key_width) + "  " + v.rjust(val_width) for k, v in rows)
-    lines.append(rule)
-    return lines
-
-
-# ---------------------------------------------------------------------------
-# Filesystem helpers
-# ---------------------------------------------------------------------------
-
-_umask = None
-
-
-def _process_umask():
-    """The process umask, read once (reading it means briefly setting it, so it is cached to
-    keep that window away from other threads creating files)."""
-    global _umask
-    if _umask is None:
-        _umask = os.umask(0o022)
-        os.umask(_umask)
-    return _umask
-
-
-def default_file_mode():
-    """Permissions a plain ``open()`` would give a new file (0o666 minus umask).
-
-    ``tempfile.mkstemp`` creates files as 0o600; files renamed into place from
-    a temporary must get the usual permissions, or other users (a plotting
-    job, a shared results folder) could not read ``progress.csv``.
-    """
-    return 0o666 & ~_process_umask()
-
-
-def default_dir_mode():
-    """Permissions ``os.makedirs`` would give a new folder (0o777 minus umask); ``mkdtemp``
-    makes 0o700 folders."""
-    return 0o777 & ~_process_umask()
-
-
-def _make_parent_dirs(path):
-    parent = os.path.dirname(os.path.abspath(path))
-    os.makedirs(parent, exist_ok=True)
-
-
-def _remove_path(path):
-    """Delete a file or a folder, ignoring one that is already gone."""
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    elif os.path.lexists(path):
-        try:
-            os.remove(path)
-        except FileNotFoundError:
-            pass
-
-
-def _replace_path(src, dst, trash_dir):
-    """Move ``src`` onto ``dst``, replacing what is there.
-
-    For files (and for a folder onto nothing) ``os.replace`` is atomic.  POSIX
-    cannot rename onto a non-empty folder, so a folder ``dst`` (or a file
-    ``dst`` replaced by a folder) is first moved into ``trash_dir``, which must
-    be on the same filesystem; the caller deletes ``trash_dir`` afterwards.
-    Between those two renames ``dst`` is briefly absent, but at no moment is a
-    partially written ``dst`` visible.  If the second rename fails the old
-    ``dst`` is put back.
-    """
-    needs_trash = os.path.lexists(dst) and (
-        (os.path.isdir(dst) and not os.path.islink(dst)) or os.path.isdir(src))
-    if not needs_trash:
-        os.replace(src, dst)
-        return
-    old = os.path.join(trash_dir, "old")
-    os.rename(dst, old)
-    try:
-        os.rename(src, dst)
-    except BaseException:
-        os.rename(old, dst)
-        raise
-
-
-def _atomic_write_bytes_via(target, write_fn):
-    """Create ``target`` by calling ``write_fn(fileobj)`` on a temporary file.
-
-    The temporary lives next to the target (same filesystem, so the final
-    ``os.replace`` is atomic) and is hidden (leading dot) so globs like
-    ``itr_*.pkl`` never see it.  It is fsynced before the rename so that after
-    a power loss the target holds either the old or the new content.  On any
-    error the temporary is deleted and the target is left untouched.
-    """
-    directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(
-        dir=directory, prefix="." + os.path.basename(target) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write_fn(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, default_file_mode())
-        os.replace(tmp, target)
-    except BaseException:
-        _remove_path(tmp)
-        raise
-
-
-# ---------------------------------------------------------------------------
-# CSV tabular output
-# ---------------------------------------------------------------------------
-
-class _CsvOutput(object):
-    """One ``progress.csv``: keeps every row aligned with a single header.
-
-    The header (``fieldnames``) only grows.  Rows whose keys are all known are
-    appended (one ``write`` plus ``flush``, so readers see whole rows while
-    training runs).  A row with a new key triggers a rewrite of the whole file
-    with the widened header, done atomically so a reader or a crash never sees
-    a half-rewritten file.  The file on disk is the store of earlier rows:
-    nothing but the header is kept in memory, however long the run.
-    """
-
-    def __init__(self, path):
-        self.path = path
-        self.fieldnames = []
-        self._fh = None
-        self._needs_newline = False
-        self._load_existing()
-
-    def _load_existing(self):
-        """Adopt the header of a non-empty existing file (resumed run)."""
-        if not os.path.isfile(self.path) or os.path.getsize(self.path) == 0:
-            return
-        with open(self.path, "r", newline="", encoding="utf-8") as f:
-            header = next(csv.reader(f), [])
-        self.fieldnames = list(header)
-        # A run killed mid-append can leave a last line without its newline;
-        # terminate it so our next row does not get glued onto it.
-        with open(self.path, "rb") as f:
-            f.seek(-1, os.SEEK_END)
-            self._needs_newline = f.read(1) not in (b"\n", b"\r")
-
-    @staticmethod
-    def _encode(cells):
-        buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow(cells)
-        return buf.getvalue()
-
-    def _append(self, text):
-        if self._fh is None:
-            self._fh = open(self.path, "a", newline="", encoding="utf-8")
-        if self._needs_newline:
-            text = "\n" + text
-            self._needs_newline = False
-        self._fh.write(text)
-        self._fh.flush()
-
-    def write_row(self, row):
-        """Write one row; ``row`` maps key to already formatted cell text."""
-        known = set(self.fieldnames)
-        new_keys = [k for k in row if k not in known]
-        if not self.fieldnames:
-            # Empty or new file: header and first row in one append.
-            self.fieldnames = list(row)
-            self._append(self._encode(self.fieldnames) + self._encode(
-                [row[k] for k in self.fieldnames]))
-        elif new_keys:
-            self._rewrite_widened(self.fieldnames + new_keys, row)
-        else:
-            self._append(self._encode([row.get(k, "") for k in self.fieldnames]))
-
-    def _rewrite_widened(self, fieldnames, row):
-        """Rewrite the file with a wider header, then append ``row``.
-
-        Earlier rows are padded with empty cells for the new columns, which
-        are always appended at the end, so their existing cells keep their
-        positions under the same column names.
-        """
-        self.close()
-        old_rows = []
-        if os.path.isfile(self.path):  # deleted behind our back: start afresh
-            with open(self.path, "r", newline="", encoding="utf-8") as f:
-                old_rows = list(csv.reader(f))[1:]
-
-        def write(fbin):
-            text = io.TextIOWrapper(fbin, encoding="utf-8", newline="")
-            writer = csv.writer(text, lineterminator="\n")
-            writer.writerow(fieldnames)
-            for old in old_rows:
-                writer.writerow(old + [""] * (len(fieldnames) - len(old)))
-            writer.writerow([row.get(k, "") for k in fieldnames])
-            text.flush()
-            text.detach()  # leave closing the binary file to the caller
-
-        _atomic_write_bytes_via(self.path, write)
-        self.fieldnames = list(fieldnames)
-        self._needs_newline = False
-
-    def close(self):
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-
-
-# ---------------------------------------------------------------------------
-# TensorBoard output
-# ---------------------------------------------------------------------------
-
-#: How to get tensorboardX, named in the error raised when it is missing.
-TENSORBOARD_INSTALL = 'pip install tensorboardX==2.6.5 (or pip install -e ".[tensorboard]")'
-
-
-def _import_tensorboardx():
-    """tensorboardX's ``SummaryWriter``, or an ImportError saying how to install it."""
-    try:
-        from tensorboardX import SummaryWriter
-    except ImportError as error:
-        raise ImportError("TensorBoard logging needs tensorboardX, which is not installed "
-                          "(%s): %s" % (error, TENSORBOARD_INSTALL)) from None
-    return SummaryWriter
-
-
-def _unused_event_file_suffix(log_dir):
-    """A suffix (``.0``, ``.1``, ...) no event file in ``log_dir`` ends with yet.
-
-    tensorboardX names a file by the second it was opened and opens it with
-    ``"wb"``: without a suffix, a resumed run starting in the same second as the
-    process it continues would truncate that process's events.  The count of
-    files already there keeps the names in the order TensorBoard reads them.
-    """
-    try:
-        names = [name for name in os.listdir(log_dir) if ".out.tfevents." in name]
-    except FileNotFoundError:
-        names = []
-    index = len(names)
-    while any(name.endswith(".%d" % index) for name in names):
-        index += 1
-    return ".%d" % index
-
-
-class _TensorBoardOutput(object):
-    """One folder of TensorBoard event files.
-
-    A tabular row becomes one scalar per numeric key at the step the row's
-    ``step_key`` holds (DDPG: ``TotalEnvSteps``, the run's environment steps);
-    a row without that key goes at the number of rows this output has written.
-    Text (strings) and missing values in a row are left out: TensorBoard
-    scalars are numbers.  ``purge_step`` (a resumed run: the first step it will
-    log) makes TensorBoard drop whatever an earlier process logged at that step
-    or later, past the checkpoint the run continues from, so each curve has
-    every step once.
-    """
-
-    def __init__(self, log_dir, step_key, purge_step):
-        writer_class = _import_tensorboardx()
-        self.log_dir = log_dir
-        self.step_key = step_key
-        self.n_rows = 0
-        self.writer = writer_class(logdir=log_dir, purge_step=purge_step,
-                                   filename_suffix=_unused_event_file_suffix(log_dir))
-
-    def _row_step(self, row):
-        step = row.get(self.step_key) if self.step_key else None
-        if isinstance(step, numbers.Real) and not isinstance(step, bool):
-            return int(step)
-        return self.n_rows
-
-    def write_row(self, row):
-        """``row`` maps key to Python scalar (see :func:`_to_python_scalar`)."""
-        step = self._row_step(row)
-        for key, value in row.items():
-            if isinstance(value, numbers.Real):
-                self.writer.add_scalar(key, float(value), step)
-        self.n_rows += 1
-        self.writer.flush()
-
-    def write_scalar(self, tag, value, step):
-        self.writer.add_scalar(tag, float(value), int(step))
-
-    def write_text(self, tag, text, step):
-        self.writer.add_text(tag, text, int(step))
-        self.writer.flush()
-
-    def close(self):
-        self.writer.close()
-
-
-# ---------------------------------------------------------------------------
-# The logger
-# ---------------------------------------------------------------------------
 
 class Logger(object):
     """Prefixed, timestamped text logging; tabular (CSV) logging; snapshots.
@@ -453,9 +90,9 @@ class Logger(object):
         self._tabular_prefixes = []
         self._tabular = {}  # insertion-ordered: table rows follow record order
         self._last_tabular = {}  # the row of the last dump_tabular
-        self._text_outputs = {}  # absolute path -> open file
-        self._tabular_outputs = {}  # absolute path -> _CsvOutput
-        self._tensorboard_outputs = {}  # absolute folder -> _TensorBoardOutput
+        self._text_outputs = {}  # absolute path -> TextOutput
+        self._tabular_outputs = {}  # absolute path -> CsvOutput
+        self._tensorboard_outputs = {}  # absolute folder -> TensorBoardOutput
         self._snapshot_dir = None
         self._snapshot_mode = "all"
         self._snapshot_gap = 1
@@ -468,12 +105,9 @@ class Logger(object):
         otherwise prefixes, half-recorded rows and open files would leak from
         one run into the next.
         """
-        for fh in self._text_outputs.values():
-            fh.close()
-        for out in self._tabular_outputs.values():
-            out.close()
-        for out in self._tensorboard_outputs.values():
-            out.close()
+        for outputs in (self._text_outputs, self._tabular_outputs, self._tensorboard_outputs):
+            for out in outputs.values():
+                out.close()
         self.__init__()
 
     # -- text logging -------------------------------------------------------
@@ -492,22 +126,10 @@ class Logger(object):
         if with_prefix:
             out = "".join(self._prefixes) + out
         if with_timestamp:
-            now = datetime.datetime.now().astimezone()
-            stamp = now.strftime("%Y-%m-%d %H:%M:%S.%f")
-            tz = now.strftime("%Z")
-            if tz:
-                stamp += " " + tz
-            out = "%s | %s" % (stamp, out)
-        shown = out
-        if color is not None:
-            if color not in _ANSI_COLORS:
-                raise ValueError("unknown color %r; expected one of %s"
-                                 % (color, sorted(_ANSI_COLORS)))
-            shown = "\x1b[%dm%s\x1b[0m" % (_ANSI_COLORS[color], out)
-        print(shown)
-        for fh in self._text_outputs.values():
-            fh.write(out + "\n")
-            fh.flush()
+            out = timestamped(out)
+        print(out if color is None else colorize(out, color))
+        for text_output in self._text_outputs.values():
+            text_output.write_line(out)
         sys.stdout.flush()
 
     def push_prefix(self, p):
@@ -568,17 +190,8 @@ class Logger(object):
         With no values every statistic is NaN, so the columns still exist and
         a CSV consumer sees "no data" rather than a missing column.
         """
-        if placement not in ("front", "back"):
-            raise ValueError("placement must be 'front' or 'back', got %r"
-                             % (placement,))
-        if not isinstance(values, np.ndarray):
-            values = list(values)  # also accepts generators, like np.average
-        arr = np.asarray(values, dtype=np.float64).ravel()
-        stats = (("Average", np.mean), ("Std", np.std), ("Median", np.median),
-                 ("Min", np.min), ("Max", np.max))
-        for name, fn in stats:
-            full = name + str(key) if placement == "front" else str(key) + name
-            self.record_tabular(full, float(fn(arr)) if arr.size else float("nan"))
+        for name, value in misc_stat_items(key, values, placement):
+            self.record_tabular(name, value)
 
     def get_tabular_keys(self):
         """Keys recorded since the last dump, in record order."""
@@ -594,8 +207,7 @@ class Logger(object):
         """
         if not self._tabular:
             return
-        lines = _format_table(
-            [(k, _format_display_value(v)) for k, v in self._tabular.items()])
+        lines = table_lines(self._tabular)
         if self._log_tabular_only:
             for line in lines:
                 print(line)
@@ -604,10 +216,10 @@ class Logger(object):
             for line in lines:
                 self.log(line, with_prefix=with_prefix,
                          with_timestamp=with_timestamp)
-        row = {k: _format_csv_value(v) for k, v in self._tabular.items()}
+        row = csv_cells(self._tabular)
         for out in self._tabular_outputs.values():
             out.write_row(row)
-        self._last_tabular = {k: _to_python_scalar(v) for k, v in self._tabular.items()}
+        self._last_tabular = {k: to_python_scalar(v) for k, v in self._tabular.items()}
         for out in self._tensorboard_outputs.values():
             out.write_row(self._last_tabular)
         self._tabular = {}
@@ -627,17 +239,11 @@ class Logger(object):
 
         Adding the same file twice is a no-op, so lines are never doubled.
         """
-        key = os.path.abspath(path)
-        if key in self._text_outputs:
-            return
-        _make_parent_dirs(key)
-        self._text_outputs[key] = open(key, "a", encoding="utf-8")
+        _add_output(self._text_outputs, path, TextOutput)
 
     def remove_text_output(self, path):
         """Stop logging to ``path`` and close it; unknown paths are ignored."""
-        fh = self._text_outputs.pop(os.path.abspath(path), None)
-        if fh is not None:
-            fh.close()
+        _remove_output(self._text_outputs, path)
 
     def add_tabular_output(self, path):
         """Write a CSV row to ``path`` at every :meth:`dump_tabular`.
@@ -646,17 +252,11 @@ class Logger(object):
         its header is adopted and widened when new keys appear.  Adding the
         same file twice is a no-op.
         """
-        key = os.path.abspath(path)
-        if key in self._tabular_outputs:
-            return
-        _make_parent_dirs(key)
-        self._tabular_outputs[key] = _CsvOutput(key)
+        _add_output(self._tabular_outputs, path, CsvOutput)
 
     def remove_tabular_output(self, path):
         """Stop writing rows to ``path`` and close it; unknown paths are ignored."""
-        out = self._tabular_outputs.pop(os.path.abspath(path), None)
-        if out is not None:
-            out.close()
+        _remove_output(self._tabular_outputs, path)
 
     def add_tensorboard_output(self, log_dir, step_key="TotalEnvSteps", purge_step=None):
         """Also write every dumped tabular row to TensorBoard event files in ``log_dir``.
@@ -669,18 +269,13 @@ class Logger(object):
         or later.  Needs tensorboardX (an ``ImportError`` naming the install
         command otherwise).  Adding the same folder twice is a no-op.
         """
-        key = os.path.abspath(log_dir)
-        if key in self._tensorboard_outputs:
-            return
-        os.makedirs(key, exist_ok=True)
-        self._tensorboard_outputs[key] = _TensorBoardOutput(key, step_key, purge_step)
+        _add_output(self._tensorboard_outputs, log_dir,
+                    lambda key: TensorBoardOutput(key, step_key, purge_step))
 
     def remove_tensorboard_output(self, log_dir):
         """Stop writing events to ``log_dir`` and close its file; unknown folders are
         ignored."""
-        out = self._tensorboard_outputs.pop(os.path.abspath(log_dir), None)
-        if out is not None:
-            out.close()
+        _remove_output(self._tensorboard_outputs, log_dir)
 
     def has_scalar_outputs(self):
         """Whether :meth:`record_scalar` goes anywhere (a TensorBoard output is added), so
@@ -690,7 +285,7 @@ class Logger(object):
     def record_scalar(self, tag, value, step):
         """Write one scalar at ``step`` to the TensorBoard outputs now, outside the tabular
         rows (values "as they happen": an episode's return, an update's loss)."""
-        value = _to_python_scalar(value)
+        value = to_python_scalar(value)
         for out in self._tensorboard_outputs.values():
             out.write_scalar(tag, value, step)
 
@@ -725,34 +320,17 @@ class Logger(object):
         Anything else raises ``ValueError`` at once; rllab only failed (with
         ``NotImplementedError``) at the first save, possibly hours later.
         """
-        if mode not in SNAPSHOT_MODES:
-            raise ValueError("snapshot mode must be one of %s, got %r"
-                             % (", ".join(SNAPSHOT_MODES), mode))
-        self._snapshot_mode = mode
+        self._snapshot_mode = check_snapshot_mode(mode)
 
     def get_snapshot_mode(self):
         return self._snapshot_mode
 
     def set_snapshot_gap(self, gap):
         """Save every ``gap``-th iteration in ``'gap'`` mode (positive int)."""
-        if isinstance(gap, bool) or not isinstance(gap, numbers.Integral) or gap < 1:
-            raise ValueError("snapshot gap must be a positive integer, got %r"
-                             % (gap,))
-        self._snapshot_gap = int(gap)
+        self._snapshot_gap = check_snapshot_gap(gap)
 
     def get_snapshot_gap(self):
         return self._snapshot_gap
-
-    def _snapshot_name(self, itr):
-        """Base name (no suffix) for iteration ``itr``, or None to skip it."""
-        mode = self._snapshot_mode
-        if mode == "all":
-            return "itr_%d" % itr
-        if mode == "last":
-            return "params"
-        if mode == "gap":
-            return "itr_%d" % itr if itr % self._snapshot_gap == 0 else None
-        return None  # 'none'
 
     def save_itr_params(self, itr, params):
         """Save a snapshot for iteration ``itr`` according to the snapshot mode.
@@ -782,38 +360,10 @@ class Logger(object):
         """
         if not self._snapshot_dir:
             return None
-        name = self._snapshot_name(itr)
+        name = snapshot_name(self._snapshot_mode, self._snapshot_gap, itr)
         if name is None:
             return None
-        os.makedirs(self._snapshot_dir, exist_ok=True)
-        if callable(params):
-            target = os.path.join(self._snapshot_dir, name)
-            self._save_with_callable(params, target)
-        else:
-            target = os.path.join(self._snapshot_dir, name + ".pkl")
-            _atomic_write_bytes_via(
-                target,
-                lambda f: pickle.dump(params, f, protocol=pickle.HIGHEST_PROTOCOL))
-        return target
-
-    @staticmethod
-    def _save_with_callable(save_fn, target):
-        directory = os.path.dirname(os.path.abspath(target))
-        name = os.path.basename(target)
-        staging = tempfile.mkdtemp(dir=directory, prefix="." + name + ".",
-                                   suffix=".tmp")
-        try:
-            staged = os.path.join(staging, name)
-            save_fn(staged)
-            if not os.path.lexists(staged):
-                raise RuntimeError(
-                    "snapshot callable %r wrote nothing at the path it was given "
-                    "(%s)" % (save_fn, staged))
-            if not os.path.isdir(staged):
-                os.chmod(staged, default_file_mode())
-            _replace_path(staged, target, staging)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        return save_snapshot(self._snapshot_dir, name, params)
 
 
 # ---------------------------------------------------------------------------
