@@ -151,9 +151,9 @@ def script_flags(script):
 
 def script_of(token):
     """The SCRIPTS key of a script as a command writes it."""
-    for module in ("ddpg.experiment.plot", "ddpg.experiment.export"):
-        if module in token:
-            return module
+    for script, argv in SCRIPTS.items():
+        if argv[0] == "-m" and argv[1] in token:  # python -m ddpg.plot
+            return script
     name = token.split()[-1]
     for script in SCRIPTS:
         if script.endswith("/" + os.path.basename(name)):

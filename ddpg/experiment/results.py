@@ -1,7 +1,8 @@
 """Reading ``progress.csv`` files, combining learning curves over seeds, writing summaries.
 
-Shared by ``ddpg.experiment.plot`` (figures) and ``benchmarks/learning.py`` (summaries), and kept free of
-matplotlib so that summaries work where only the library's own requirements are installed.
+Shared by ``ddpg.experiment.plot`` (figures) and ``benchmarks/learning.py`` (summaries), and
+kept free of matplotlib so that summaries work where only the library's own requirements are
+installed.
 
 Conventions, chosen once here so that every figure and table means the same thing:
 

@@ -1,10 +1,11 @@
 """Search spaces of sweeps (:mod:`ddpg.experiment.tune`): which run_ddpg.py options vary, and how.
 
-Kept apart from :mod:`ddpg.experiment.tune` and free of Ray so that a space given on the command line
-or in Python is checked completely, with run_ddpg.py's own parser, before Ray starts (and
-so that the checks are tested where Ray is not installed). A space maps run_ddpg.py option
-names to fixed values or searches: :class:`Search` objects, ``{"grid": [...]}``-style dicts
-(also ``tune.grid_search``'s ``{"grid_search": [...]}``) or Ray Tune sampling objects.
+Kept apart from :mod:`ddpg.experiment.tune` and free of Ray so that a space given on the
+command line or in Python is checked completely, with run_ddpg.py's own parser, before Ray
+starts (and so that the checks are tested where Ray is not installed). A space maps
+run_ddpg.py option names to fixed values or searches: :class:`Search` objects,
+``{"grid": [...]}``-style dicts (also ``tune.grid_search``'s ``{"grid_search": [...]}``) or
+Ray Tune sampling objects.
 """
 import json
 

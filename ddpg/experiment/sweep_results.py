@@ -1,4 +1,4 @@
-"""The results of a sweep (:mod:`ddpg.experiment.tune`), read from its folder's files, not from Ray.
+"""The results of a sweep (:mod:`ddpg.experiment.tune`), read from its folder's files, not Ray.
 
 :func:`summarize` groups the trials of a sweep folder by configuration (the trial's
 configuration without its seed), so that a finished, interrupted or resumed sweep can be
@@ -10,14 +10,14 @@ import glob
 import json
 import os
 
-from ddpg.experiment.results import mean_std, read_curve
+from ddpg.experiment.results import PROGRESS_FILE, mean_std, read_curve
 
 __all__ = ["TRIAL_FILE", "PROGRESS_FILE", "cell_value", "summarize", "format_summary",
            "write_summary", "plot_summary"]
 
-#: What a trial writes in its folder (ddpg.experiment.tune): its configuration and worker settings.
+#: What a trial writes in its folder (:mod:`ddpg.experiment.trial`): its configuration and
+#: worker settings.
 TRIAL_FILE = "trial.json"
-PROGRESS_FILE = "progress.csv"
 
 
 def cell_value(text):

@@ -10,54 +10,39 @@
 (``pip install -r requirements-ray.txt``): this module imports it only inside the functions
 that need it, and ``import ddpg`` never imports this module.
 
+This module holds the sweep: connecting to Ray, checking a sweep's arguments, running and
+resuming it. What happens inside one trial (threads, training, reports to Tune, restore from
+Tune's checkpoint) is :mod:`ddpg.experiment.trial`. The sweep's whole API is importable from
+here: the trial function, the search space and the summaries are re-exported.
+
 Why it is built this way:
 
-* **A trial is a run_ddpg.py run.** Its configuration is a dict of run_ddpg.py's option names;
-  :func:`ddpg.experiment.args_from_config` parses it with the script's own parser (presets,
-  types, choices) and the script's builders make the environment and the algorithm, so a
-  trial trains exactly what ``run_ddpg.py`` would with the same flags.
-* **One process per trial, threads set before MXNet loads.** MXNet reads its thread settings
-  (OpenMP, its OpenBLAS, its engine) when it is imported or first used, and fixes its
-  oneDNN choice at its first operator, for the whole process. Tune runs each trial in its own
-  actor process (``reuse_actors=False``). Ray sets ``OMP_NUM_THREADS`` to the actor's CPU
-  count before it loads the trial function; the function Tune ships (:func:`make_trainable`)
-  is a closure, which Ray's cloudpickle sends by value, so loading it imports nothing of ours
-  and MXNet is not loaded until the function has set ``OMP_NUM_THREADS``,
-  ``MXNET_CPU_WORKER_NTHREADS``, ``MKL_NUM_THREADS`` and ``OPENBLAS_NUM_THREADS`` to the
-  trial's thread count. The trial records what it found and set in ``trial.json``.
-* **Tune sees our logger's rows.** After every epoch (``DDPG.train(epoch_callback=...)``,
-  called after the epoch's snapshot) the trial reports the row our logger has just written to
-  ``progress.csv`` (``logger.last_tabular()``) to Tune (``tune.report``).
-* **Checkpoints are our checkpoints.** Every ``checkpoint_freq`` epochs (and after the last)
-  the trial writes ``DDPG.save`` into a Tune checkpoint (folder ``ddpg/``, which
-  ``DDPG.restore`` and ``run_ddpg.py --resume`` accept) with the rows of ``progress.csv``
-  so far; a trial that Tune restarts (``max_failures``, ``Tuner.restore``) gets it back,
-  restores it and continues with the next epoch, its ``progress.csv`` continued from the
-  checkpoint's rows.
-* **The trial's folder is a run folder.** The trial writes ``progress.csv`` and ``debug.log``
-  through our logger (and ``run_args.json``, run_ddpg.py's ``params.json``) in its working
-  directory, which Tune copies into the trial's folder (``sync_artifacts``). Tune's own CSV
-  logger is switched off so that ``progress.csv`` there is ours (Tune keeps its
-  ``result.json``), and ``python -m ddpg.plot`` reads the trial folders.
+* **One process per trial.** MXNet fixes its thread and oneDNN settings once per process, so
+  Tune runs each trial in its own actor process (``reuse_actors=False``) and the trial sets
+  its thread count before MXNet loads (:func:`ddpg.experiment.trial.make_trainable`).
+* **Restarts continue from our checkpoints.** A trial that fails is restarted from its last
+  checkpoint up to ``max_failures`` times, and :func:`resume_sweep` continues a sweep with
+  ``Tuner.restore``; the trial restores its own DDPG checkpoint from Tune's.
+* **The trial's folder is a run folder.** Tune copies each trial's working directory into
+  the trial's folder (``sync_artifacts``). Tune's own CSV logger is switched off so that
+  ``progress.csv`` there is the trial's (Tune keeps its ``result.json``), and
+  ``python -m ddpg.plot`` reads the trial folders.
 * **Checked before Ray starts, summarised without Ray.** The search space is checked with
-  run_ddpg.py's parser (:mod:`ddpg.experiment.search_space`) and results are read from the sweep
-  folder's files (:mod:`ddpg.experiment.sweep_results`); both are re-exported here.
+  run_ddpg.py's parser (:mod:`ddpg.experiment.search_space`) and results are read from the
+  sweep folder's files (:mod:`ddpg.experiment.sweep_results`).
 """
-import contextlib
 import json
 import os
-import shutil
 import socket
-import tempfile
-import time
 
-from ddpg import experiment, logger
-from ddpg.experiment.search_space import (  # noqa: F401  (re-exported: the sweep's whole API is here)
+# re-exported: the sweep's whole API is here
+from ddpg.experiment.search_space import (  # noqa: F401
     RESERVED_OPTIONS, SEARCH_KINDS, Search, check_seeds, check_space, is_number, is_ray_domain,
     normalize_name, parse_cli_values, space_from_cli, space_to_json)
 from ddpg.experiment.sweep_results import (  # noqa: F401
     PROGRESS_FILE, TRIAL_FILE, format_summary, plot_summary, summarize,
     write_summary)
+from ddpg.experiment.trial import THREAD_VARIABLES, make_trainable, run_trial  # noqa: F401
 
 __all__ = ["THREAD_VARIABLES", "RESERVED_OPTIONS", "SEARCH_KINDS", "INSTALL_HINT", "Search",
            "import_ray", "normalize_name", "check_space", "check_seeds", "parse_cli_values",
@@ -65,17 +50,8 @@ __all__ = ["THREAD_VARIABLES", "RESERVED_OPTIONS", "SEARCH_KINDS", "INSTALL_HINT
            "start_ray", "check_sweep", "run_sweep", "resume_sweep", "summarize",
            "format_summary", "write_summary", "plot_summary"]
 
-#: The thread settings a trial sets from its CPU count (as benchmarks/learning.py does).
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MXNET_CPU_WORKER_NTHREADS", "MKL_NUM_THREADS",
-                    "OPENBLAS_NUM_THREADS")
 INSTALL_HINT = ("pip install -r requirements-ray.txt (or pip install -e \".[ray]\"; Ray 2.60 "
                 "needs Python 3.10+)")
-#: run_ddpg.py's params.json in a trial's folder (Tune's own params.json is the config).
-RUN_ARGS_FILE = "run_args.json"
-#: Inside a Tune checkpoint: the DDPG checkpoint and the progress rows it belongs to (not
-#: named progress.csv, so that ddpg.experiment.plot does not take checkpoints for runs).
-CHECKPOINT_ALGO = "ddpg"
-CHECKPOINT_PROGRESS = "progress_checkpoint.csv"
 #: Written by run_sweep into the sweep folder: what resume_sweep needs.
 SWEEP_FILE = "sweep.json"
 
@@ -97,129 +73,6 @@ def to_param_space(space, seeds, tune):
                    for name, value in space.items()}
     param_space["seed"] = tune.grid_search(check_seeds(seeds))
     return param_space
-
-
-# ---------------------------------------------------------------------------------------------
-# the trial
-# ---------------------------------------------------------------------------------------------
-
-def make_trainable(checkpoint_freq=1, threads=None):
-    """The function Tune runs for each trial (its name, ``ddpg``, names the trials).
-
-    It is a closure on purpose: Ray's cloudpickle sends closures by value, so the worker does
-    not import :mod:`ddpg` (and MXNet) while loading it. It sets the thread variables from
-    ``threads`` or else from the trial's CPU share (at least 1) first, then imports this
-    module and calls :func:`run_trial`.
-    """
-    if isinstance(checkpoint_freq, bool) or int(checkpoint_freq) != checkpoint_freq \
-            or checkpoint_freq < 1:
-        raise ValueError("checkpoint_freq must be a positive integer, got %r"
-                         % (checkpoint_freq,))
-    if threads is not None and (isinstance(threads, bool) or int(threads) != threads
-                                or threads < 1):
-        raise ValueError("threads must be a positive integer or None, got %r" % (threads,))
-    variables = THREAD_VARIABLES
-
-    def ddpg(config):
-        import math as _math
-        import os as _os
-        import sys as _sys
-        import time as _time
-        from ray import tune as _tune
-        resources = _tune.get_context().get_trial_resources().required_resources
-        count = threads or max(1, int(_math.floor(resources.get("CPU", 1))))
-        worker = {"started": _time.time(),
-                  "mxnet_loaded_before_thread_settings": "mxnet" in _sys.modules,
-                  "OMP_NUM_THREADS_set_by_ray": _os.environ.get("OMP_NUM_THREADS"),
-                  "threads": count}
-        for variable in variables:
-            _os.environ[variable] = str(count)
-        from ddpg.experiment.tune import run_trial
-        run_trial(config, checkpoint_freq=checkpoint_freq, gpus=resources.get("GPU", 0),
-                  worker=worker)
-
-    return ddpg
-
-
-def _write_trial_file(trial_dir, config, worker):
-    with open(os.path.join(trial_dir, TRIAL_FILE), "w") as trial_file:
-        json.dump({"config": config, "worker": worker}, trial_file, indent=2, sort_keys=True,
-                  default=str)
-
-
-def run_trial(config, checkpoint_freq=1, gpus=0, worker=None):
-    """Train one trial of a sweep inside Ray Tune (see the module's docstring).
-
-    Must run in Tune's trial working directory (Tune's default), which becomes the run
-    folder. Reports every epoch's progress.csv row to Tune and a checkpoint every
-    ``checkpoint_freq`` epochs and after the last one; continues from Tune's checkpoint when
-    it hands one back.
-    """
-    from ray import tune
-
-    if os.environ.get("RAY_CHDIR_TO_TRIAL_DIR", "1") == "0":
-        raise RuntimeError("ddpg trials write their run folder in Tune's trial working "
-                           "directory; unset RAY_CHDIR_TO_TRIAL_DIR=0")
-    trial_dir = os.getcwd()
-    worker = dict(worker or {})
-    # written first, so that a summary lists even a trial that fails while it is built
-    _write_trial_file(trial_dir, config, worker)
-    ctx = "gpu" if gpus and gpus > 0 else "cpu"
-    args = experiment.args_from_config(config, ctx=ctx, no_progress_bar=True,
-                                       log_dir=trial_dir)
-    problem = experiment.tensorboard_problem(args)
-    if problem:
-        raise ValueError(problem)
-    progress = os.path.join(trial_dir, PROGRESS_FILE)
-    # the rows must belong to the state the trial continues from: a restarted trial's rows
-    # after its checkpoint were never part of the run that continues
-    if os.path.exists(progress):
-        os.remove(progress)
-    checkpoint = tune.get_checkpoint()
-    env, max_path_length = experiment.make_env(args)
-    with contextlib.ExitStack() as stack:
-        restored = stack.enter_context(checkpoint.as_directory()) if checkpoint else None
-        if restored and os.path.exists(os.path.join(restored, CHECKPOINT_PROGRESS)):
-            shutil.copyfile(os.path.join(restored, CHECKPOINT_PROGRESS), progress)
-        experiment.setup_logging(trial_dir, args, params_file=RUN_ARGS_FILE)
-        algo = experiment.make_algorithm(args, env, max_path_length)
-        # run_ddpg.py --resume on a trial's checkpoint: log where the user says
-        algo.checkpoint_metadata["run_args"]["log_dir"] = None
-        if restored:
-            algo.restore(os.path.join(restored, CHECKPOINT_ALGO))
-            logger.log("Resumed from Tune's checkpoint at epoch %d; training to epoch %d"
-                       % (algo.epoch, algo.n_epochs))
-    # event files in the trial's folder, continuing its curves when Tune restarts it
-    experiment.setup_tensorboard(args, algo, params_file=RUN_ARGS_FILE)
-    if worker.get("mxnet_loaded_before_thread_settings"):
-        logger.log("Warning: MXNet was loaded in this worker before the trial set %s; they "
-                   "may not apply" % (", ".join(THREAD_VARIABLES),))
-    worker.update({variable: os.environ.get(variable) for variable in THREAD_VARIABLES})
-    worker.update(pid=os.getpid(), host=socket.gethostname(), ctx=str(algo.ctx),
-                  mkldnn=bool(algo.mkldnn), engine=os.environ.get("MXNET_ENGINE_TYPE"),
-                  resumed_at_epoch=algo.epoch if restored else None)
-    _write_trial_file(trial_dir, config, worker)
-    logger.log("Trial training DDPG on %s (ctx %s, %s threads)"
-               % (args.env, algo.ctx, worker.get("threads")))
-
-    def report(trained, epoch):
-        metrics = {key: value for key, value in logger.last_tabular().items()
-                   if value is not None}
-        done = epoch + 1
-        if done % checkpoint_freq and done < trained.n_epochs:
-            tune.report(metrics)
-            return
-        with tempfile.TemporaryDirectory(prefix="ddpg-tune-") as staging:
-            trained.save(os.path.join(staging, CHECKPOINT_ALGO))
-            shutil.copyfile(progress, os.path.join(staging, CHECKPOINT_PROGRESS))
-            tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(staging))
-
-    try:
-        algo.train(epoch_callback=report)
-        worker["finished"] = time.time()
-        _write_trial_file(trial_dir, config, worker)
-    finally:
-        experiment.close_logging(trial_dir)
 
 
 # ---------------------------------------------------------------------------------------------
