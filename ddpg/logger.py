@@ -8,29 +8,15 @@ delegates to a process-wide default :class:`Logger`.  The class itself is
 public too, so tests and algorithms can use an isolated instance instead of
 sharing global state.
 
-Differences from rllab, all deliberate:
-
-* **Consistent CSV columns.**  rllab writes the CSV header once, from the
-  first row, and then writes every later row by position, so a key that is
-  missing from (or added in) a later row silently shifts the columns.  Here
-  every row of a tabular output has the same columns, in the order the keys
-  were first seen; a missing value is an empty cell.  A row that brings a new
-  key rewrites the file with the widened header (earlier rows get an empty
-  cell), atomically, so the file stays readable while training runs.  Adding
-  a tabular output that already has content (a resumed run) continues it with
-  the same columns.
-* **Full-precision CSV values.**  Floats are written with ``repr``, which
-  round-trips float64 exactly; the printed table still uses rllab's compact
-  ``%g`` look.
-* **Atomic snapshots.**  ``save_itr_params`` writes to a temporary name in the
-  snapshot directory and renames it into place, so a crash never leaves a
-  half-written ``params.pkl`` behind.  It also accepts a callable, so an
-  algorithm can write a checkpoint *folder* with the same naming scheme.
-* **No third-party dependencies** beyond numpy (no ``dateutil``, ``tabulate``
-  or ``joblib``); snapshots of objects are plain pickles, as rllab's are
-  (DDPG's checkpoint folders, saved through a callable, are not).  TensorBoard
-  output (:meth:`Logger.add_tensorboard_output`) is an addition rllab did not
-  have; it needs tensorboardX, imported only when such an output is added.
+Differences from rllab, all deliberate: every row of a tabular output has the same columns
+(rllab writes rows by position under the first row's header, so a key missing from a later
+row shifts the columns; here a new key rewrites the file atomically with the widened header,
+and a resumed run's output continues with its columns); CSV floats are written with ``repr``
+(exact float64; the printed table keeps rllab's ``%g``); ``save_itr_params`` writes to a
+temporary name and renames it into place (a crash never leaves a half-written snapshot) and
+accepts a callable that writes a checkpoint folder under the same names; no dependencies
+beyond numpy (snapshots of objects are plain pickles, as rllab's); TensorBoard output
+(:meth:`Logger.add_tensorboard_output`, tensorboardX imported only then) is an addition.
 
 This module holds the :class:`Logger` and the module-level functions; the outputs and helpers
 it drives are in :mod:`ddpg.logging` (text, tabular/CSV, TensorBoard, snapshots, file I/O).
@@ -335,26 +321,21 @@ class Logger(object):
     def save_itr_params(self, itr, params):
         """Save a snapshot for iteration ``itr`` according to the snapshot mode.
 
-        Target names follow rllab: ``'all'`` writes ``itr_<itr>.pkl`` every
-        time, ``'last'`` overwrites ``params.pkl``, ``'gap'`` writes
-        ``itr_<itr>.pkl`` when ``itr % gap == 0``, ``'none'`` writes nothing;
-        nothing is written either while no snapshot folder is set.
+        Target names follow rllab: ``'all'`` writes ``itr_<itr>.pkl`` every time, ``'last'``
+        overwrites ``params.pkl``, ``'gap'`` writes ``itr_<itr>.pkl`` when ``itr % gap == 0``,
+        ``'none'`` writes nothing; nothing is written either while no snapshot folder is set.
 
-        ``params`` is normally any picklable object (typically a dict),
-        written as a pickle: rllab's snapshot format, kept for compatibility
-        with rllab's tools.  Unpickling runs code, so load such snapshots only
-        if you trust them (DDPG's own checkpoints, written through the callable
-        form, hold no pickle: see docs/checkpoints.md).  ``params`` may
-        instead be a callable ``params(path)``: then the target has no
-        ``.pkl`` suffix (``itr_<itr>`` or ``params``) and the callable must
-        create a file *or a folder* at the ``path`` it is given, which is a
-        not-yet-existing path in a hidden temporary folder inside the
-        snapshot folder.  This lets an algorithm save a checkpoint folder
-        (network parameters, optimiser state, replay buffer) under the same
-        rules.  Either way the result is moved into place only once fully
-        written, so a crash leaves the previous snapshot intact; an exception
-        from pickling or from the callable propagates and leaves no temporary
-        behind.
+        ``params`` is normally any picklable object (typically a dict), written as a pickle:
+        rllab's snapshot format, kept for compatibility with rllab's tools. Unpickling runs
+        code, so load such snapshots only if you trust them (DDPG's own checkpoints, written
+        through the callable form, hold no pickle: see docs/checkpoints.md). ``params`` may
+        instead be a callable ``params(path)``: then the target has no ``.pkl`` suffix
+        (``itr_<itr>`` or ``params``) and the callable must create a file *or a folder* at
+        ``path``, a not-yet-existing path in a hidden temporary folder inside the snapshot
+        folder, so an algorithm saves a checkpoint folder (network parameters, optimiser
+        state, replay buffer) under the same rules. Either way the result is moved into place
+        only once fully written, so a crash leaves the previous snapshot intact; an exception
+        from pickling or from the callable propagates and leaves no temporary behind.
 
         Returns the path written, or ``None`` when nothing was saved.
         """
