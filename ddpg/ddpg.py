@@ -17,7 +17,7 @@ import pyprind
 
 import mxnet as mx
 
-from ddpg import checkpoint, faults, logger, options
+from ddpg import checkpoint, faults, hyperparams, logger, options
 from ddpg.backend import regularization
 from ddpg.backend.kernels import choose_mkldnn, choose_omp_threads
 from ddpg.backend.context import resolve_ctx
@@ -178,57 +178,11 @@ class DDPG(object):
         self.strategy_path_returns = []
 
     def _check_hyperparameters(self):
-        # n_updates_per_sample, train_freq and gradient_steps: options.update_schedule
-        positive_ints = ("batch_size", "n_epochs", "epoch_length", "memory_size",
-                         "max_path_length", "loss_log_interval")
-        for name in positive_ints:
-            value = getattr(self, name)
-            if isinstance(value, bool) or int(value) != value or value <= 0:
-                raise ValueError("%s must be a positive integer, got %r" % (name, value))
-        for name in ("memory_start_size", "eval_samples", "start_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or int(value) != value or value < 0:
-                raise ValueError("%s must be a non-negative integer, got %r" % (name, value))
-        if isinstance(self.policy_delay, bool) or int(self.policy_delay) != self.policy_delay \
-                or self.policy_delay <= 0:
-            raise ValueError("policy_delay must be a positive integer, got %r"
-                             % (self.policy_delay,))
+        # the ranges are the table's (ddpg.hyperparams); n_updates_per_sample, with train_freq
+        # and gradient_steps, is checked by options.update_schedule
+        hyperparams.check({name: getattr(self, name)
+                           for name in hyperparams.checked_names("ddpg")})
         self.policy_delay = int(self.policy_delay)
-        if self.batch_size > self.memory_size:
-            raise ValueError("batch_size (%d) must not exceed memory_size (%d)"
-                             % (self.batch_size, self.memory_size))
-        if self.memory_start_size > self.memory_size:
-            # the memory never holds that many transitions, so no update would ever run
-            raise ValueError("memory_start_size (%d) must not exceed memory_size (%d): the "
-                             "replay memory never holds more than memory_size transitions, "
-                             "so no update would ever run"
-                             % (self.memory_start_size, self.memory_size))
-        if 0 < self.memory_start_size < self.batch_size:
-            # updates would start on batches drawn from fewer transitions than they hold
-            raise ValueError("batch_size (%d) must not exceed memory_start_size (%d); "
-                             "memory_start_size=0 starts updating at once"
-                             % (self.batch_size, self.memory_start_size))
-        if not 0.0 <= self.discount <= 1.0:
-            raise ValueError("discount must be in [0, 1], got %r" % (self.discount,))
-        if not 0.0 < self.soft_target_tau <= 1.0:
-            raise ValueError("soft_target_tau must be in (0, 1], got %r"
-                             % (self.soft_target_tau,))
-        for name in ("qfunc_lr", "policy_lr"):
-            if not getattr(self, name) > 0:
-                raise ValueError("%s must be positive, got %r" % (name, getattr(self, name)))
-        for name in ("qfunc_updater", "policy_updater"):
-            optimizer_name = getattr(self, name)
-            if str(optimizer_name).lower() not in mx.optimizer.Optimizer.opt_registry:
-                raise ValueError("%s=%r is not an MXNet optimizer; known: %s" % (
-                    name, optimizer_name, ", ".join(sorted(mx.optimizer.Optimizer.opt_registry))))
-        if self.eval_interval is not None and (int(self.eval_interval) != self.eval_interval
-                                               or self.eval_interval <= 0):
-            raise ValueError("eval_interval must be a positive integer or None (last epoch "
-                             "only), got %r" % (self.eval_interval,))
-        if isinstance(self.scale_reward, bool) or not np.isfinite(self.scale_reward):
-            raise ValueError("scale_reward must be a finite number, got %r"
-                             % (self.scale_reward,))
-        regularization.check_options(self)
 
     def init_net(self):
         """Bind the Q and policy executors, their targets and the policy executor.
