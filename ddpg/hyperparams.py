@@ -26,10 +26,13 @@ import collections
 
 import numpy as np
 
-__all__ = ["Kind", "Hyperparameter", "TABLE", "CARTPOLE_MAX_PATH_LENGTH",
-           "FALLBACK_MAX_PATH_LENGTH", "updates_per_sample", "get", "rows", "names",
-           "checked_names", "defaults", "by_flag", "checkpointed_names", "structural_names", "check",
-           "check_flag_values", "from_flags"]
+__all__ = ["Kind", "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE", "POSITIVE_NUMBER",
+           "NON_NEGATIVE", "CLOSED_UNIT", "HALF_OPEN_UNIT", "FINITE", "OPTIMIZER", "SWITCH",
+           "INTEGER", "UPDATES", "CONTEXT", "AUTO_SWITCH", "AUTO_THREADS", "Hyperparameter",
+           "TABLE", "CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH",
+           "updates_per_sample", "get", "rows", "names", "checked_names", "defaults", "by_flag",
+           "checkpointed_names", "structural_names", "check", "check_flag_values",
+           "from_flags"]
 
 #: max_path_length of the original run.py, used for the cart-pole.
 CARTPOLE_MAX_PATH_LENGTH = 100
@@ -38,15 +41,16 @@ FALLBACK_MAX_PATH_LENGTH = 1000
 
 
 def updates_per_sample(text):
-    """A whole number stays an int (as the original's); a fraction 1/k means an update every k steps."""
+    """``--n-updates-per-sample``'s type: a whole number stays an int (as the original's); a
+    fraction 1/k means an update every k steps."""
     value = float(text)
     return int(value) if value == int(value) else value
 
 
 class Kind(object):
     """What values a hyperparameter takes: ``description`` (as the error message says it),
-    ``accepts`` (a test; ``None`` where another function checks it, named by ``checked_by``)
-    and ``cli_type`` (argparse's ``type``; ``bool`` makes a switch)."""
+    ``accepts`` (a test; ``None``: not checked here, by ``checked_by`` where it is checked at
+    all) and ``cli_type`` (argparse's ``type``; ``bool`` makes a switch)."""
 
     def __init__(self, description, accepts=None, cli_type=None, checked_by=None):
         self.description = description
@@ -132,9 +136,9 @@ class Hyperparameter(collections.namedtuple("Hyperparameter", [
         self.kind.check(self.name, value)
 
 
-def _row(name, default, kind, help, flag=_SAME, cli_default=_SAME,  # pylint: disable=redefined-builtin
-         from_flag=None, cli_options=None, checkpointed=True, structural=False,
-         algorithms=("ddpg", "td3"), td3_default=_SAME):
+def _row(name, default, kind, help,  # pylint: disable=redefined-builtin
+         flag=_SAME, cli_default=_SAME, from_flag=None, cli_options=None, checkpointed=True,
+         structural=False, algorithms=("ddpg", "td3"), td3_default=_SAME):
     return Hyperparameter(
         name, default, kind, help, name if flag is _SAME else flag,
         default if cli_default is _SAME else cli_default, from_flag or (lambda value: value),

@@ -62,8 +62,9 @@ _ALGORITHM_FLAGS = (
 
 
 def build_parser(parser_class=argparse.ArgumentParser):
-    """run_ddpg.py's argument parser. ``parser_class`` lets :func:`args_from_config` use one
-    that raises ``ValueError`` instead of exiting."""
+    """run_ddpg.py's argument parser. ``parser_class`` lets
+    :func:`ddpg.experiment.config.args_from_config` use one that raises ``ValueError``
+    instead of exiting."""
     parser = parser_class(
         description="Train DDPG (MXNet symbolic executors). Defaults reproduce the MXNet "
                     "example's run.py on the cart-pole.",
