@@ -16,13 +16,12 @@ from collections import OrderedDict
 
 import numpy as np
 
-import mxnet as mx
-
-from ddpg import checkpoint, evaluation, executors, logger, options, training
+from ddpg import (checkpoint, evaluation, executors, faults, hyperparams, logger, options,
+                  training)
 from ddpg.backend import regularization, seeding
 from ddpg.backend.kernels import choose_mkldnn, choose_omp_threads
 from ddpg.backend.context import resolve_ctx
-from ddpg.envs import is_box_space, seed_env
+from ddpg.envs import seed_env
 from ddpg.backend.fpu import flushing_denormals
 from ddpg.backend.mxnet_log import filters_mxnet_info
 from ddpg.backend.flat import PackedInputs, copy_into, soft_update
@@ -103,7 +102,7 @@ class DDPG(object):
                  policy_weight_decay=0.0, qfunc_grad_clip=None, policy_grad_clip=None,
                  train_freq=1, gradient_steps=None, omp_threads="auto",
                  loss_log_interval=100, policy_delay=1):
-        _check_env(env)
+        faults.check_env(env)
         self.ctx = resolve_ctx(ctx)
         # before MXNet's first operator, which fixes the choice for the process
         self.mkldnn = choose_mkldnn(mkldnn, _layer_sizes(policy, qfunc), self.ctx)
@@ -162,57 +161,11 @@ class DDPG(object):
         training.init_state(self)
 
     def _check_hyperparameters(self):
-        # n_updates_per_sample, train_freq and gradient_steps: options.update_schedule
-        positive_ints = ("batch_size", "n_epochs", "epoch_length", "memory_size",
-                         "max_path_length", "loss_log_interval")
-        for name in positive_ints:
-            value = getattr(self, name)
-            if isinstance(value, bool) or int(value) != value or value <= 0:
-                raise ValueError("%s must be a positive integer, got %r" % (name, value))
-        for name in ("memory_start_size", "eval_samples", "start_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or int(value) != value or value < 0:
-                raise ValueError("%s must be a non-negative integer, got %r" % (name, value))
-        if isinstance(self.policy_delay, bool) or int(self.policy_delay) != self.policy_delay \
-                or self.policy_delay <= 0:
-            raise ValueError("policy_delay must be a positive integer, got %r"
-                             % (self.policy_delay,))
+        # the ranges are the table's (ddpg.hyperparams); n_updates_per_sample, with train_freq
+        # and gradient_steps, is checked by options.update_schedule
+        hyperparams.check({name: getattr(self, name)
+                           for name in hyperparams.checked_names("ddpg")})
         self.policy_delay = int(self.policy_delay)
-        if self.batch_size > self.memory_size:
-            raise ValueError("batch_size (%d) must not exceed memory_size (%d)"
-                             % (self.batch_size, self.memory_size))
-        if self.memory_start_size > self.memory_size:
-            # the memory never holds that many transitions, so no update would ever run
-            raise ValueError("memory_start_size (%d) must not exceed memory_size (%d): the "
-                             "replay memory never holds more than memory_size transitions, "
-                             "so no update would ever run"
-                             % (self.memory_start_size, self.memory_size))
-        if 0 < self.memory_start_size < self.batch_size:
-            # updates would start on batches drawn from fewer transitions than they hold
-            raise ValueError("batch_size (%d) must not exceed memory_start_size (%d); "
-                             "memory_start_size=0 starts updating at once"
-                             % (self.batch_size, self.memory_start_size))
-        if not 0.0 <= self.discount <= 1.0:
-            raise ValueError("discount must be in [0, 1], got %r" % (self.discount,))
-        if not 0.0 < self.soft_target_tau <= 1.0:
-            raise ValueError("soft_target_tau must be in (0, 1], got %r"
-                             % (self.soft_target_tau,))
-        for name in ("qfunc_lr", "policy_lr"):
-            if not getattr(self, name) > 0:
-                raise ValueError("%s must be positive, got %r" % (name, getattr(self, name)))
-        for name in ("qfunc_updater", "policy_updater"):
-            optimizer_name = getattr(self, name)
-            if str(optimizer_name).lower() not in mx.optimizer.Optimizer.opt_registry:
-                raise ValueError("%s=%r is not an MXNet optimizer; known: %s" % (
-                    name, optimizer_name, ", ".join(sorted(mx.optimizer.Optimizer.opt_registry))))
-        if self.eval_interval is not None and (int(self.eval_interval) != self.eval_interval
-                                               or self.eval_interval <= 0):
-            raise ValueError("eval_interval must be a positive integer or None (last epoch "
-                             "only), got %r" % (self.eval_interval,))
-        if isinstance(self.scale_reward, bool) or not np.isfinite(self.scale_reward):
-            raise ValueError("scale_reward must be a finite number, got %r"
-                             % (self.scale_reward,))
-        regularization.check_options(self)
 
     def init_net(self):
         """Bind the Q and policy executors, their targets and the policy executor.
@@ -432,25 +385,6 @@ class DDPG(object):
         evaluation.record_exploration_returns(self.strategy_path_returns)
         evaluation.record_update_statistics(self.update_stats)
         self.strategy_path_returns = []
-
-
-def _check_env(env):
-    """DDPG needs flat, continuous spaces with finite action bounds: say so clearly."""
-    for attr in ("observation_space", "action_space", "reset", "step"):
-        if not hasattr(env, attr):
-            raise ValueError("env must follow the rllab interface (observation_space, "
-                             "action_space, reset(), step()); %r has no %r. Wrap gym or "
-                             "gymnasium environments with ddpg.envs.GymEnv." % (env, attr))
-    if not is_box_space(env.action_space):
-        raise ValueError("DDPG needs a continuous (Box) action space; the environment has %r"
-                         % (env.action_space,))
-    low, high = env.action_space.low, env.action_space.high  # gymnasium's Box has no bounds
-    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
-        raise ValueError("DDPG needs finite action bounds; the environment's action space "
-                         "is %r" % (env.action_space,))
-    if not is_box_space(env.observation_space):
-        raise ValueError("DDPG needs a flat Box observation space; the environment has %r"
-                         % (env.observation_space,))
 
 
 def _layer_sizes(policy, qfunc):

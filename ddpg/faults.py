@@ -8,7 +8,27 @@ simulator) does not say either.
 import numpy as np
 
 from ddpg.checkpoint import all_network_params
+from ddpg.envs import is_box_space
 from ddpg.errors import DivergenceError, EnvError, NonFiniteError
+
+
+def check_env(env):
+    """DDPG needs flat, continuous spaces with finite action bounds: say so clearly."""
+    for attr in ("observation_space", "action_space", "reset", "step"):
+        if not hasattr(env, attr):
+            raise ValueError("env must follow the rllab interface (observation_space, "
+                             "action_space, reset(), step()); %r has no %r. Wrap gym or "
+                             "gymnasium environments with ddpg.envs.GymEnv." % (env, attr))
+    if not is_box_space(env.action_space):
+        raise ValueError("DDPG needs a continuous (Box) action space; the environment has %r"
+                         % (env.action_space,))
+    low, high = env.action_space.low, env.action_space.high  # gymnasium's Box has no bounds
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        raise ValueError("DDPG needs finite action bounds; the environment's action space "
+                         "is %r" % (env.action_space,))
+    if not is_box_space(env.observation_space):
+        raise ValueError("DDPG needs a flat Box observation space; the environment has %r"
+                         % (env.observation_space,))
 
 
 def position(algo, step=None):

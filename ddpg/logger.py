@@ -26,7 +26,6 @@ import contextlib
 import os
 import sys
 
-from ddpg.logging.fileio import default_dir_mode, default_file_mode  # noqa: F401 (were here)
 from ddpg.logging.snapshots import (SNAPSHOT_MODES, check_snapshot_gap, check_snapshot_mode,
                                     save_snapshot, snapshot_name)
 from ddpg.logging.tabular import (CsvOutput, csv_cells, misc_stat_items, table_lines,

@@ -29,7 +29,7 @@ import numpy as np
 
 import mxnet as mx
 
-from ddpg import executors
+from ddpg import executors, hyperparams
 from ddpg.backend import regularization
 from ddpg.ddpg import DDPG
 from ddpg.backend.flat import param_shapes, soft_update
@@ -53,7 +53,9 @@ class TD3(DDPG):
     CHECKPOINT_NETWORKS = ("qfunc", "qfunc_target", "qfunc2", "qfunc2_target", "policy",
                            "policy_target")
     CHECKPOINT_OPTIMISED = ("qfunc", "qfunc2", "policy")
-    CHECKPOINT_EXTRA_HYPERPARAMETERS = ("target_noise", "target_noise_clip")
+    CHECKPOINT_EXTRA_HYPERPARAMETERS = tuple(
+        name for name in hyperparams.checkpointed_names("td3")
+        if name not in hyperparams.checkpointed_names("ddpg"))
 
     def __init__(self, env, policy, qfunc, strategy, qfunc2=None, policy_delay=2,
                  target_noise=0.2, target_noise_clip=0.5, **kwargs):

@@ -30,12 +30,24 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: short name -> source file; mutmut names a module's mutants "<dotted module>.<function>..."
 MODULES = {
     "ddpg": "ddpg/ddpg.py",
+    "executors": "ddpg/executors.py",
+    "training": "ddpg/training.py",
+    "exploration": "ddpg/exploration.py",
+    "evaluation": "ddpg/evaluation.py",
     "td3": "ddpg/td3.py",
     "replay_mem": "ddpg/replay_mem.py",
     "strategies": "ddpg/strategies.py",
     "normalized_env": "ddpg/envs/normalized_env.py",
     "utils": "ddpg/utils.py",
-    "checkpoint": "ddpg/checkpoint/__init__.py",
+    "checkpoint.format": "ddpg/checkpoint/format.py",
+    "checkpoint.networks": "ddpg/checkpoint/networks.py",
+    "checkpoint.manifest": "ddpg/checkpoint/manifest.py",
+    "checkpoint.atomic": "ddpg/checkpoint/atomic.py",
+    "checkpoint.replay_memory": "ddpg/checkpoint/replay_memory.py",
+    "checkpoint.state": "ddpg/checkpoint/state.py",
+    "checkpoint.writer": "ddpg/checkpoint/writer.py",
+    "checkpoint.reader": "ddpg/checkpoint/reader.py",
+    "checkpoint.restoring": "ddpg/checkpoint/restoring.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it

@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 
-from ddpg import logger
+from ddpg.logging.fileio import default_dir_mode
 from ddpg.checkpoint.format import MANIFEST
 
 _STAGING_SUFFIX = ".saving"
@@ -35,7 +35,7 @@ def write_atomically(path, fill):
         shutil.rmtree(stale, ignore_errors=True)  # left by a save that was killed
     staging = tempfile.mkdtemp(dir=parent, prefix="." + name + ".", suffix=_STAGING_SUFFIX)
     try:
-        os.chmod(staging, logger.default_dir_mode())  # mkdtemp's 0o700 would hide it from others
+        os.chmod(staging, default_dir_mode())  # mkdtemp's 0o700 would hide it from others
         fill(staging)
         _swap_in(staging, path)
     finally:

@@ -17,25 +17,20 @@ import numpy as np
 
 import mxnet as mx
 
+from ddpg import hyperparams
 from ddpg.checkpoint.format import (FORMAT, FORMAT_VERSION, MANIFEST_DIGEST,
                                     PICKLED_FORMAT_VERSION)
 from ddpg.checkpoint.networks import layout, network_params, networks_of
 from ddpg.errors import CheckpointError
 from ddpg.version import __version__
 
-#: Constructor arguments recorded in the manifest (``ctx`` is recorded as a string); an
-#: algorithm adds its own in its class's ``CHECKPOINT_EXTRA_HYPERPARAMETERS``.
-HYPERPARAMETERS = (
-    "batch_size", "n_epochs", "epoch_length", "memory_size", "memory_start_size", "discount",
-    "max_path_length", "eval_samples", "qfunc_updater", "qfunc_lr", "policy_updater",
-    "policy_lr", "soft_target_tau", "n_updates_per_sample", "include_horizon_terminal", "seed",
-    "eval_interval", "bootstrap_truncated", "progress_bar", "flush_denormals", "skip_nonfinite",
-    "mkldnn", "start_steps", "scale_reward", "qfunc_weight_decay", "policy_weight_decay",
-    "qfunc_grad_clip", "policy_grad_clip", "train_freq", "gradient_steps", "omp_threads",
-    "policy_delay")
+#: Constructor arguments recorded in the manifest (``ctx`` is recorded as a string): DDPG's, as
+#: the table of :mod:`ddpg.hyperparams` marks them; an algorithm adds its own in its class's
+#: ``CHECKPOINT_EXTRA_HYPERPARAMETERS``.
+HYPERPARAMETERS = hyperparams.checkpointed_names("ddpg")
 #: Hyperparameters a checkpoint's contents depend on: restoring with other values is an error.
 #: (The others, n_epochs first, may change between runs; differences are logged.)
-STRUCTURAL_HYPERPARAMETERS = ("memory_size", "qfunc_updater", "policy_updater")
+STRUCTURAL_HYPERPARAMETERS = hyperparams.structural_names()
 
 #: Network options recorded in the manifest (see ddpg.qfuncs.ContinuousMLPQ).
 _NETWORK_OPTIONS = ("activation", "layer_norm", "output_init", "hidden_init")

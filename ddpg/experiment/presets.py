@@ -63,6 +63,8 @@ number of episodes of the final policy's evaluation.
 import argparse
 import copy
 
+from ddpg import hyperparams
+
 __all__ = ["PRESETS", "METADATA", "preset_names", "get_preset", "add_preset_argument",
            "parse_args_with_preset", "check_preset_keys"]
 
@@ -225,5 +227,6 @@ def parse_args_with_preset(parser, argv=None):
     if known.preset is not None:
         values = get_preset(known.preset)
         check_preset_keys(parser, values)
+        hyperparams.check_flag_values(values)  # a bad value fails here, naming its name
         parser.set_defaults(**values)
     return parser.parse_args(argv)

@@ -1,0 +1,127 @@
+"""Building run_ddpg.py's run from its parsed arguments: environment, networks, exploration
+strategy and algorithm, checked before anything is written.
+
+:func:`prepare_run` is the whole of it for a command line (``--resume`` included): every bad
+setting becomes a :class:`ddpg.experiment.script.UsageError` naming its flag. The pieces
+(:func:`make_env`, :func:`make_strategy`, :func:`make_algorithm`) serve the Ray Tune trials,
+``examples/evaluate.py`` and ``python -m ddpg.export`` too, so that each rebuilds a run
+exactly as run_ddpg.py built it. The algorithm's arguments come from the flags through
+:func:`ddpg.hyperparams.from_flags`.
+"""
+from ddpg import DDPG, hyperparams
+from ddpg.backend.context import num_gpus
+from ddpg.envs import CartpoleEnv, GymEnv, normalize
+from ddpg.errors import CheckpointError
+from ddpg.experiment.cli import build_parser, usage_error
+from ddpg.experiment.presets import parse_args_with_preset
+from ddpg.experiment.resume import INVOCATION_FLAGS, resumed_args
+from ddpg.experiment.run_logs import tensorboard_problem
+from ddpg.experiment.script import UsageError
+from ddpg.hyperparams import CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH
+from ddpg.policies import DeterministicMLPPolicy
+from ddpg.qfuncs import ContinuousMLPQ
+from ddpg.strategies import GaussianStrategy, OUStrategy
+from ddpg.td3 import TD3
+
+__all__ = ["ALGORITHMS", "make_env", "check_ctx", "build_env", "prepare_run", "make_strategy",
+           "make_algorithm"]
+
+#: The classes of run_ddpg.py's --algo values.
+ALGORITHMS = {"ddpg": DDPG, "td3": TD3}
+
+
+def make_env(args, render_mode=None):
+    """The training environment, normalised to [-1, 1] actions as run.py does.
+
+    ``render_mode`` is passed to gymnasium (examples/evaluate.py asks for "rgb_array").
+    """
+    if args.env.lower() == "cartpole":
+        inner = CartpoleEnv(reset_quirk=not args.no_reset_quirk)
+        default_horizon = CARTPOLE_MAX_PATH_LENGTH
+    else:
+        inner = GymEnv(args.env, **({"render_mode": render_mode} if render_mode else {}))
+        default_horizon = inner.horizon or FALLBACK_MAX_PATH_LENGTH
+    env = normalize(inner, scale_reward=args.scale_reward, normalize_obs=args.normalize_obs)
+    return env, args.max_path_length or default_horizon
+
+
+def check_ctx(args):
+    """``--ctx gpu`` needs a GPU that MXNet can see: say so, with the flags that work."""
+    if args.ctx == "gpu" and num_gpus() == 0:
+        raise UsageError("--ctx gpu: MXNet sees no GPU (the CPU-only 'mxnet' wheel cannot "
+                         "use one; GPUs need 'mxnet-cu112'); use --ctx cpu, or --ctx auto "
+                         "for the GPU when there is one")
+
+
+def build_env(args, render_mode=None):
+    """:func:`make_env`, with a failure to make the environment as a :class:`UsageError`
+    naming ``--env`` (an unknown id, a discrete action space, a missing dependency)."""
+    try:
+        return make_env(args, render_mode=render_mode)
+    except Exception as error:  # pylint: disable=broad-except
+        message = "--env %s: %s" % (args.env, error)
+        if "continuous" in str(error) and "cartpole" in args.env.lower():
+            message += "; for the MXNet example's continuous cart-pole use --env cartpole"
+        elif "continuous" in str(error):
+            message += "; DDPG needs a gymnasium id with a Box action space, or --env cartpole"
+        raise UsageError(message) from error
+
+
+def prepare_run(argv):
+    """run_ddpg.py's run from its command line, built and checked; nothing is written.
+
+    Returns ``(args, env, max_path_length, algo)``, restored from ``--resume`` when given.
+    Every bad setting (flags, environment, hyperparameters, device, checkpoint) raises a
+    :class:`UsageError` naming the flag, before any folder is created.
+    """
+    args = parse_args_with_preset(build_parser(), argv)
+    if args.resume:
+        args = resumed_args(args, argv)
+    check_ctx(args)
+    problem = tensorboard_problem(args)
+    if problem:
+        raise UsageError(problem)
+    env, max_path_length = build_env(args)
+    try:
+        algo = make_algorithm(args, env, max_path_length)
+    except ValueError as error:
+        raise usage_error(error) from error
+    if args.resume:
+        try:
+            algo.restore(args.resume, trust_pickle=args.trust_pickle)
+        except CheckpointError as error:
+            raise UsageError("--resume %s: %s" % (args.resume, error)) from error
+    return args, env, max_path_length, algo
+
+
+def make_strategy(args, env_spec):
+    """The exploration strategy the flags ask for (OU, the original's, by default)."""
+    if args.strategy == "gaussian":
+        return GaussianStrategy(env_spec, sigma=args.gaussian_sigma,
+                                sigma_min=args.gaussian_sigma_min,
+                                decay_steps=args.gaussian_decay_steps)
+    return OUStrategy(env_spec, theta=args.ou_theta, sigma=args.ou_sigma, dt=args.ou_dt)
+
+
+def make_algorithm(args, env, max_path_length):
+    """The DDPG (or TD3) run that the parsed arguments ``args`` describe, on ``env``.
+
+    Its ``checkpoint_metadata`` records ``args`` (``--resume`` left out), so that
+    ``run_ddpg.py --resume`` and ``examples/evaluate.py`` can rebuild the run from a checkpoint.
+    """
+    network_options = dict(activation=args.activation, layer_norm=args.layer_norm,
+                           output_init=args.output_init, hidden_init=args.hidden_init)
+    policy = DeterministicMLPPolicy(env.spec, hidden_sizes=args.policy_hidden_sizes,
+                                    **network_options)
+    qfunc = ContinuousMLPQ(env.spec, hidden_sizes=args.qfunc_hidden_sizes,
+                           action_merge_layer=args.qfunc_action_merge_layer, **network_options)
+    strategy = make_strategy(args, env.spec)
+    # the hyperparameters' flags (--policy-delay not given: the algorithm's own default)
+    arguments = hyperparams.from_flags(vars(args), args.algo)
+    arguments["max_path_length"] = max_path_length
+    algo = ALGORITHMS[args.algo](env=env, policy=policy, qfunc=qfunc, strategy=strategy,
+                                 **arguments)
+    # what --resume needs to rebuild this run, saved in every checkpoint's manifest
+    algo.checkpoint_metadata = {"run_args": {key: value for key, value in vars(args).items()
+                                             if key not in INVOCATION_FLAGS}}
+    return algo

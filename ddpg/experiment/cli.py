@@ -1,0 +1,224 @@
+"""run_ddpg.py's command line: the argument parser, and the flags its errors name.
+
+One parser serves ``examples/run_ddpg.py``, the Ray Tune sweeps (:mod:`ddpg.experiment.config`
+feeds a trial's configuration through it) and the scripts that pass flags on to run_ddpg.py
+(:func:`split_run_flags`), so that every way of starting a run checks its flags alike. The
+hyperparameters' flags take their default, type and help from :mod:`ddpg.hyperparams`; the
+flags of the environment, the networks, the exploration and the run itself are written here.
+"""
+import argparse
+import re
+
+from ddpg import hyperparams
+from ddpg.backend.initializers import HIDDEN_INITS, OUTPUT_INITS
+from ddpg.experiment.presets import add_preset_argument
+from ddpg.experiment.script import UsageError
+
+__all__ = ["RaisingArgumentParser", "split_run_flags", "build_parser", "add_hyperparameter",
+           "explicit_flags", "parser_actions", "option_names", "flags_named_in",
+           "usage_error"]
+
+
+class RaisingArgumentParser(argparse.ArgumentParser):
+    """An ArgumentParser that raises ``ValueError`` instead of printing usage and exiting:
+    a bad value in a trial's configuration is a library error, not a command line's."""
+
+    def error(self, message):
+        raise ValueError(message)
+
+
+def split_run_flags(argv):
+    """``(own arguments, run_ddpg.py arguments)``: the latter follow the first ``--``.
+
+    For the scripts that drive run_ddpg.py runs (benchmarks/learning.py, examples/sweep.py,
+    benchmarks/tune_scaling.py) and pass the flags after ``--`` on to them.
+    """
+    argv = list(argv)
+    if "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], argv[cut + 1:]
+    return argv, []
+
+
+def add_hyperparameter(group, name):
+    """Add the flag of hyperparameter ``name`` (:mod:`ddpg.hyperparams`) to ``group``."""
+    row = hyperparams.get(name)
+    options = dict(row.cli_options, default=row.cli_default, help=row.help)
+    if row.kind.cli_type is bool:
+        options["action"] = "store_true"
+    elif row.kind.cli_type is not None:
+        options["type"] = row.kind.cli_type
+    return group.add_argument("--" + row.flag.replace("_", "-"), **options)
+
+
+#: The hyperparameters of --help's "algorithm" group, in its order.
+_ALGORITHM_FLAGS = (
+    "policy_delay", "target_noise", "target_noise_clip", "n_epochs", "epoch_length",
+    "batch_size", "memory_size", "memory_start_size", "discount", "eval_samples",
+    "eval_interval", "qfunc_updater", "qfunc_lr", "policy_updater", "policy_lr",
+    "soft_target_tau", "n_updates_per_sample", "train_freq", "gradient_steps", "scale_reward",
+    "qfunc_weight_decay", "policy_weight_decay", "qfunc_grad_clip", "policy_grad_clip",
+    "start_steps", "include_horizon_terminal", "bootstrap_truncated")
+
+
+def build_parser(parser_class=argparse.ArgumentParser):
+    """run_ddpg.py's argument parser. ``parser_class`` lets
+    :func:`ddpg.experiment.config.args_from_config` use one that raises ``ValueError``
+    instead of exiting."""
+    parser = parser_class(
+        description="Train DDPG (MXNet symbolic executors). Defaults reproduce the MXNet "
+                    "example's run.py on the cart-pole.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    _add_environment_flags(parser.add_argument_group("environment"))
+    algo = parser.add_argument_group("algorithm (DDPG arguments)")
+    algo.add_argument("--algo", choices=["ddpg", "td3"], default="ddpg",
+                      help="td3: twin critics, target policy smoothing, delayed updates")
+    for name in _ALGORITHM_FLAGS:
+        add_hyperparameter(algo, name)
+    _add_network_flags(parser.add_argument_group("networks and exploration"))
+    _add_run_flags(parser.add_argument_group("run"))
+    return parser
+
+
+def _add_environment_flags(env):
+    env.add_argument("--env", default="cartpole",
+                     help="'cartpole' (our port of rllab's cart-pole) or a gymnasium id, "
+                          "e.g. Pendulum-v1, HalfCheetah-v5")
+    env.add_argument("--no-reset-quirk", action="store_true",
+                     help="cart-pole only: turn off the Box2D first-step reset quirk")
+    env.add_argument("--scale-reward", type=float, default=1.0,
+                     help="normalize()'s reward scale")
+    env.add_argument("--normalize-obs", action="store_true",
+                     help="normalize()'s running observation normalisation")
+    add_hyperparameter(env, "max_path_length")
+
+
+def _add_network_flags(nets):
+    nets.add_argument("--policy-hidden-sizes", type=int, nargs="+", default=[32, 32],
+                      help="policy hidden layer sizes")
+    nets.add_argument("--qfunc-hidden-sizes", type=int, nargs="+", default=[32, 32, 32],
+                      help="Q-function hidden layer sizes")
+    nets.add_argument("--qfunc-action-merge-layer", type=int, default=2,
+                      help="number of hidden layers the observation passes before the "
+                           "action is concatenated")
+    nets.add_argument("--activation", default="relu",
+                      help="hidden-layer activation of both networks (any MXNet act_type)")
+    nets.add_argument("--layer-norm", action="store_true",
+                      help="LayerNorm after each hidden layer of both networks")
+    nets.add_argument("--output-init", choices=list(OUTPUT_INITS), default="normal",
+                      help="final-layer initialisation; uniform3e-3 is the DDPG paper's, "
+                           "fanin PyTorch's default")
+    nets.add_argument("--hidden-init", choices=list(HIDDEN_INITS), default="normal",
+                      help="hidden-layer initialisation; fanin is the DDPG paper's "
+                           "U(+-1/sqrt(fan_in))")
+    nets.add_argument("--strategy", choices=["ou", "gaussian"], default="ou",
+                      help="exploration noise")
+    nets.add_argument("--ou-theta", type=float, default=0.15, help="OU mean reversion rate")
+    nets.add_argument("--ou-sigma", type=float, default=0.3, help="OU noise scale")
+    nets.add_argument("--ou-dt", type=float, default=1.0,
+                      help="OU time step (1: the original's recursion)")
+    nets.add_argument("--gaussian-sigma", type=float, default=0.1,
+                      help="Gaussian noise std, relative to the action half-range")
+    nets.add_argument("--gaussian-sigma-min", type=float, default=None,
+                      help="with --gaussian-decay-steps: sigma decays linearly to this")
+    nets.add_argument("--gaussian-decay-steps", type=int, default=None,
+                      help="actions over which sigma decays to --gaussian-sigma-min")
+
+
+def _add_run_flags(run):
+    # RESUME_FLAGS belong to ddpg.experiment.resume, which builds on this parser
+    from ddpg.experiment.resume import RESUME_FLAGS  # pylint: disable=import-outside-toplevel
+    add_preset_argument(run)
+    add_hyperparameter(run, "ctx")
+    add_hyperparameter(run, "seed")
+    run.add_argument("--log-dir", default=None,
+                     help="folder for progress.csv, debug.log, params.json and checkpoints "
+                          "(none: no files); with --resume, the folder the checkpoint lies in")
+    add_hyperparameter(run, "progress_bar")
+    run.add_argument("--tensorboard", action="store_true",
+                     help="also write TensorBoard event files into --log-dir (needs "
+                          "tensorboardX: pip install -e '.[tensorboard]')")
+    add_hyperparameter(run, "loss_log_interval")
+    run.add_argument("--snapshot-mode", choices=["last", "all", "gap", "none"], default="last",
+                     help="checkpoints in --log-dir after each epoch: 'last' keeps one "
+                          "(params/), 'all' one per epoch (itr_N/), 'gap' every "
+                          "--snapshot-gap epochs")
+    run.add_argument("--snapshot-gap", type=int, default=1,
+                     help="epochs between checkpoints with --snapshot-mode gap")
+    run.add_argument("--resume", default=None, metavar="CHECKPOINT",
+                     help="continue the run saved in this checkpoint folder, with its "
+                          "settings; only %s may be given with it"
+                          % ", ".join("--" + flag.replace("_", "-")
+                                      for flag in RESUME_FLAGS[1:]))
+    run.add_argument("--debug", action="store_true",
+                     help="show tracebacks instead of one-line error messages (also: "
+                          "DDPG_DEBUG=1)")
+    run.add_argument("--trust-pickle", action="store_true",
+                     help="with --resume: also open a checkpoint of the older, pickled format "
+                          "(version 1); unpickling can run any code, so only for checkpoints "
+                          "you trust")
+
+
+def explicit_flags(argv, parser_class=argparse.ArgumentParser):
+    """``{destination: value}`` of the flags given on the command line, defaults left out.
+    With ``parser_class=RaisingArgumentParser`` bad flags raise ``ValueError``."""
+    parser = build_parser(parser_class=parser_class)
+    for action in parser._actions:  # pylint: disable=protected-access
+        action.default = argparse.SUPPRESS
+    return vars(parser.parse_args(argv))
+
+
+def parser_actions(parser):
+    """``{destination: action}`` of ``parser``'s options, ``--help`` left out."""
+    return {action.dest: action for action in parser._actions  # pylint: disable=protected-access
+            if action.dest != "help"}
+
+
+def option_names(exclude=()):
+    """run_ddpg.py's option names (argparse destinations), sorted, without ``exclude``."""
+    return sorted(set(parser_actions(build_parser())) - set(exclude))
+
+
+#: Words in the library's error messages that name a setting, and the flag that sets it,
+#: where the flag is not simply the name with "-" for "_": the hyperparameters whose flag has
+#: another name (DDPG's scale_reward is --ddpg-scale-reward; --scale-reward is normalize()'s)
+#: and the arguments of the networks and strategies.
+_FLAGS_OF_WORDS = dict(
+    {row.name: "--" + row.flag.replace("_", "-")
+     for row in hyperparams.TABLE if row.flag not in (None, row.name)},
+    **{
+        "action_merge_layer": "--qfunc-action-merge-layer",
+        "qfunc hidden_sizes": "--qfunc-hidden-sizes",
+        "policy hidden_sizes": "--policy-hidden-sizes",
+        "OUStrategy's dt": "--ou-dt",
+        "GaussianStrategy's sigma": "--gaussian-sigma",
+        "sigma_min": "--gaussian-sigma-min",
+        "decay_steps": "--gaussian-decay-steps",
+    })
+
+
+def flags_named_in(message):
+    """The run_ddpg.py flags whose settings ``message`` (a library error) names, in order."""
+    dests = set(option_names())
+    named = []  # (position in the message, flag)
+    for words, flag in _FLAGS_OF_WORDS.items():
+        named.extend((match.start(), flag) for match in
+                     re.finditer(r"(?<![\w'])%s(?![\w'])" % re.escape(words), message))
+    for match in re.finditer(r"[A-Za-z][A-Za-z0-9_]*", message):
+        word = match.group(0)
+        if "_" in word and word in dests and word not in _FLAGS_OF_WORDS:
+            named.append((match.start(), "--" + word.replace("_", "-")))
+    found = []
+    for _, flag in sorted(named):
+        if flag not in found:
+            found.append(flag)
+    return found
+
+
+def usage_error(error):
+    """A library ``ValueError`` about a setting as a :class:`UsageError` naming its flags."""
+    message = str(error)
+    flags = flags_named_in(message)
+    if flags:
+        message += " (set with %s)" % " and ".join(flags)
+    return UsageError(message)

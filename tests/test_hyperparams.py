@@ -1,0 +1,172 @@
+"""ddpg.hyperparams, the one table of the hyperparameters: it agrees with DDPG's and TD3's
+signatures, the example's command line, the presets and the checkpoint's lists, and each of
+its range checks refuses a bad value with a message naming the hyperparameter."""
+import inspect
+
+import mxnet as mx
+import pytest
+
+from ddpg import DDPG, checkpoint, hyperparams
+from ddpg.experiment import build_parser
+from ddpg.experiment.presets import PRESETS, preset_names
+from ddpg.policies import DeterministicMLPPolicy
+from ddpg.qfuncs import ContinuousMLPQ
+from ddpg.strategies import OUStrategy
+from ddpg.td3 import TD3
+
+from helpers import PointEnv
+
+#: Constructor arguments that are objects, not hyperparameters.
+OBJECTS = ("self", "env", "policy", "qfunc", "strategy", "eval_env", "qfunc2", "kwargs")
+
+#: A value out of range for each kind the table checks, by the kind's description.
+BAD = {
+    "a positive integer": 0,
+    "a non-negative integer": -1,
+    "positive": 0.0,
+    "a non-negative number": -0.5,
+    "in [0, 1]": 1.5,
+    "in (0, 1]": 0.0,
+    "a finite number": float("nan"),
+    "an MXNet optimizer name": "adamm",
+    "a positive integer or None (last epoch only)": 0,
+    "a positive number or None": -1.0,
+}
+#: The kinds that take no bool for a number (the learning rates and the [0, 1] ranges take
+#: True as 1, as they always have).
+REFUSE_BOOLS = {"a positive integer", "a non-negative integer", "a non-negative number",
+                "a finite number", "a positive integer or None (last epoch only)",
+                "a positive number or None"}
+
+
+def signature_defaults(function):
+    return {name: parameter.default
+            for name, parameter in inspect.signature(function).parameters.items()
+            if name not in OBJECTS}
+
+
+def test_the_table_is_ddpgs_signature():
+    assert signature_defaults(DDPG.__init__) == hyperparams.defaults("ddpg")
+    assert list(signature_defaults(DDPG.__init__)) == hyperparams.names("ddpg")
+
+
+def test_the_table_has_tds_own_defaults():
+    own = signature_defaults(TD3.__init__)
+    assert own == {"policy_delay": 2, "target_noise": 0.2, "target_noise_clip": 0.5}
+    td3 = hyperparams.defaults("td3")
+    assert {name: td3[name] for name in own} == own
+    # the others reach DDPG.__init__ through **kwargs, with DDPG's defaults
+    ddpg_defaults = hyperparams.defaults("ddpg")
+    assert {name: value for name, value in td3.items() if name not in own} == \
+        {name: value for name, value in ddpg_defaults.items() if name not in own}
+    assert hyperparams.names("ddpg") == [name for name in hyperparams.names("td3")
+                                         if name not in ("target_noise", "target_noise_clip")]
+
+
+def test_the_checkpoints_lists_follow_the_table():
+    assert hyperparams.checkpointed_names() == checkpoint.HYPERPARAMETERS
+    assert hyperparams.structural_names() == checkpoint.STRUCTURAL_HYPERPARAMETERS
+    assert set(hyperparams.structural_names()) <= set(hyperparams.checkpointed_names())
+
+
+def test_the_command_line_takes_defaults_and_help_from_the_table():
+    parser = build_parser()
+    actions = {action.dest: action for action in parser._actions}
+    rows = hyperparams.by_flag()
+    assert set(rows) <= set(actions)
+    for flag, row in rows.items():
+        assert actions[flag].default == row.cli_default, flag
+        assert actions[flag].help == row.help, flag
+    # run.py's values where the example differs from the class
+    assert {flag: row.cli_default for flag, row in rows.items()
+            if row.cli_default != row.default} == {
+        "ctx": "auto", "memory_start_size": 10000, "max_path_length": None, "qfunc_lr": 1e-3,
+        "original_truncation": False, "no_progress_bar": False, "policy_delay": None}
+    text = " ".join(parser.format_help().split())
+    assert "transitions per update (default: 32)" in text
+    assert "Q-function learning rate (default: 0.001)" in text
+
+
+def test_parsed_defaults_give_the_algorithms_defaults_or_run_pys():
+    args = vars(build_parser().parse_args([]))
+    arguments = hyperparams.from_flags(args, "ddpg")
+    # flags left at None leave the class default
+    assert not {"policy_delay", "max_path_length", "qfunc_grad_clip",
+                "gradient_steps"} & set(arguments)
+    assert arguments["ctx"] is None and arguments["bootstrap_truncated"] is True
+    assert arguments["progress_bar"] is True and arguments["loss_log_interval"] == 100
+    assert arguments["memory_start_size"] == 10000 and arguments["scale_reward"] == 1.0
+    assert "target_noise" not in arguments
+    td3 = hyperparams.from_flags(dict(args, eval_interval=0, policy_delay=3), "td3")
+    assert td3["eval_interval"] is None and td3["policy_delay"] == 3
+    assert td3["target_noise"] == 0.2 and td3["target_noise_clip"] == 0.5
+
+
+@pytest.mark.parametrize("name", hyperparams.checked_names())
+def test_every_range_check_names_the_hyperparameter(name):
+    row = hyperparams.get(name)
+    row.check(row.default)  # the defaults are in range
+    row.check(row.td3_default)
+    with pytest.raises(ValueError, match=name):
+        row.check(BAD[row.kind.description])
+    if row.kind.description in REFUSE_BOOLS:
+        with pytest.raises(ValueError, match=name):
+            row.check(True)  # a bool is no number here
+
+
+def build(**kwargs):
+    env = PointEnv(obs_dim=2, act_dim=1)
+    options = dict(ctx=mx.cpu(), batch_size=4, memory_size=100, memory_start_size=100, seed=1,
+                   progress_bar=False)
+    options.update(kwargs)
+    return DDPG(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(8,)),
+                ContinuousMLPQ(env.spec, hidden_sizes=(8, 8)), OUStrategy(env.spec), **options)
+
+
+@pytest.mark.parametrize("name", hyperparams.checked_names("ddpg"))
+def test_ddpg_refuses_what_the_table_refuses(name):
+    with pytest.raises(ValueError, match=name):
+        build(**{name: BAD[hyperparams.get(name).kind.description]})
+
+
+@pytest.mark.parametrize("name", ["target_noise", "target_noise_clip"])
+def test_td3_refuses_a_negative_noise(name):
+    env = PointEnv(obs_dim=2, act_dim=1)
+    with pytest.raises(ValueError, match="%s must be a non-negative number" % name):
+        TD3(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(8,)),
+            ContinuousMLPQ(env.spec, hidden_sizes=(8, 8)), OUStrategy(env.spec), ctx=mx.cpu(),
+            **{name: -0.1})
+
+
+@pytest.mark.parametrize("values,message", [
+    (dict(batch_size=0, memory_size=100, memory_start_size=10), "batch_size"),
+    (dict(batch_size=101, memory_size=100, memory_start_size=10), "memory_size"),
+    (dict(batch_size=4, memory_size=100, memory_start_size=101), "memory_start_size"),
+    (dict(batch_size=32, memory_size=100, memory_start_size=10), "memory_start_size"),
+])
+def test_the_replay_memory_sizes_must_fit_together(values, message):
+    with pytest.raises(ValueError, match=message):
+        hyperparams.check(values)
+    hyperparams.check(dict(values, batch_size=4, memory_size=100, memory_start_size=0))
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_every_presets_hyperparameters_are_in_range(name):
+    hyperparams.check_flag_values(PRESETS[name])
+
+
+def test_a_bad_preset_value_names_the_hyperparameter(monkeypatch):
+    from ddpg.experiment import presets  # pylint: disable=import-outside-toplevel
+    monkeypatch.setitem(presets.PRESETS, "pendulum",
+                        dict(PRESETS["pendulum"], soft_target_tau=2.0))
+    with pytest.raises(ValueError, match="soft_target_tau must be in"):
+        presets.parse_args_with_preset(build_parser(), ["--preset", "pendulum"])
+    # a flag's own meaning: --eval-interval 0 is "the last epoch only", not out of range
+    hyperparams.check_flag_values({"eval_interval": 0, "ddpg_scale_reward": -0.5})
+    with pytest.raises(ValueError, match="scale_reward"):
+        hyperparams.check_flag_values({"ddpg_scale_reward": float("inf")})
+
+
+def test_unknown_names_are_refused():
+    with pytest.raises(KeyError, match="batch_size"):
+        hyperparams.get("batch_sise")
