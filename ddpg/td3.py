@@ -68,10 +68,7 @@ class TD3(DDPG):
                 action_merge_layer=qfunc.action_merge_layer, activation=qfunc.activation,
                 layer_norm=qfunc.layer_norm, output_init=qfunc.output_init,
                 hidden_init=qfunc.hidden_init, prefix="qfunc2")
-        for name, value in (("target_noise", target_noise),
-                            ("target_noise_clip", target_noise_clip)):
-            if isinstance(value, bool) or not value >= 0:
-                raise ValueError("%s must be a non-negative number, got %r" % (name, value))
+        hyperparams.check({"target_noise": target_noise, "target_noise_clip": target_noise_clip})
         # set before DDPG.__init__, which calls init_net
         self.qfunc2 = qfunc2
         self.target_noise = target_noise

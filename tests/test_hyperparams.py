@@ -64,7 +64,9 @@ def test_the_table_has_tds_own_defaults():
 
 
 def test_the_checkpoints_lists_follow_the_table():
-    assert hyperparams.checkpointed_names() == checkpoint.HYPERPARAMETERS
+    assert hyperparams.checkpointed_names("ddpg") == checkpoint.HYPERPARAMETERS
+    assert TD3.CHECKPOINT_EXTRA_HYPERPARAMETERS == ("target_noise", "target_noise_clip")
+    assert DDPG.CHECKPOINT_EXTRA_HYPERPARAMETERS == ()
     assert hyperparams.structural_names() == checkpoint.STRUCTURAL_HYPERPARAMETERS
     assert set(hyperparams.structural_names()) <= set(hyperparams.checkpointed_names())
 

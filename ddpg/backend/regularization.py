@@ -85,15 +85,3 @@ def create_updater(name, learning_rate, clip_gradient=None):
     if clip_gradient is not None:
         kwargs["clip_gradient"] = float(clip_gradient)
     return mx.optimizer.get_updater(mx.optimizer.create(name, **kwargs))
-
-
-def check_options(algo):
-    """ValueError for weight decays or gradient clips DDPG cannot use."""
-    for name in ("qfunc_weight_decay", "policy_weight_decay"):
-        value = getattr(algo, name)
-        if isinstance(value, bool) or not value >= 0:
-            raise ValueError("%s must be a non-negative number, got %r" % (name, value))
-    for name in ("qfunc_grad_clip", "policy_grad_clip"):
-        value = getattr(algo, name)
-        if value is not None and (isinstance(value, bool) or not value > 0):
-            raise ValueError("%s must be a positive number or None, got %r" % (name, value))
