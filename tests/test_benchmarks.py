@@ -130,6 +130,22 @@ def test_plot_writes_a_png(bench_out, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
 
 
+@pytest.mark.parametrize("command, args, status", [
+    ("ddpg.plot", ["no-such-folder", "-o", "curve.png"], 2),
+    ("ddpg.export", ["no-such-folder/params", "-o", "exported/policy"], 1),
+])
+def test_the_short_commands_report_errors_with_their_exit_status(tmp_path, command, args,
+                                                                   status):
+    """python -m ddpg.plot / ddpg.export: one line naming the command, and a failing exit
+    status (a script checking $? must see the failure)."""
+    result = subprocess.run([sys.executable, "-m", command] + args, capture_output=True,
+                            text=True, timeout=120, cwd=str(tmp_path))
+    assert result.returncode == status, (result.stdout, result.stderr[-2000:])
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python -m %s: error: " % command), lines
+    assert os.listdir(str(tmp_path)) == []
+
+
 def test_bad_extra_flags_fail_before_any_run(tmp_path):
     result = bench("--task", "pendulum", "--seeds", "1", "--out", str(tmp_path), "--",
                    "--no-such-flag")

@@ -144,7 +144,7 @@ def main(argv=None):
                             labels=args.label, hlines=args.hline)
     except (ImportError, ValueError, KeyError, FileNotFoundError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print("ddpg.experiment.plot: error: %s" % (message,), file=sys.stderr)
+        print("python -m ddpg.plot: error: %s" % (message,), file=sys.stderr)
         return 2
     for group, data in drawn.items():
         print("%s: %d run(s), final %s %.6g +- %.6g at %s=%g"
