@@ -1,10 +1,10 @@
 """Every hyperparameter of DDPG and TD3 in one table: its defaults, range, help and whether
 checkpoints record it.
 
-A hyperparameter used to be written down in five places: ``DDPG.__init__``'s signature (the
-MXNet example's defaults), the example script's argparse calls (the example's ``run.py``
-values where they differ), the presets, ``DDPG._check_hyperparameters`` and the checkpoint's
-lists of recorded names. This table is the one they are read from or checked against:
+Five places need a hyperparameter: ``DDPG.__init__``'s signature (the MXNet example's
+defaults), the example script's flags (the example's ``run.py`` values where they differ),
+the presets, ``DDPG._check_hyperparameters`` and the checkpoint's lists of recorded names.
+This table is the one they are read from or checked against, so they cannot drift apart:
 
 - ``DDPG``'s and ``TD3``'s signatures keep literal defaults (Python needs them there);
   ``tests/test_hyperparams.py`` checks that they equal :attr:`Hyperparameter.default`;
