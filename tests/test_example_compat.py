@@ -200,6 +200,12 @@ def test_run_py_on_an_rllab_style_environment(tmp_path):
         assert key in rows[0], key
         assert rows[-1][key] != "" and np.isfinite(float(rows[-1][key])), key
     assert "run | starting" in debug.read_text()
+    # the original's log lines, word for word (a user's log parser may look for them)
+    epoch_lines = [line.split(" | ", 1)[1] for line in debug.read_text().splitlines()
+                   if " | run | epoch #" in line]
+    assert epoch_lines == ["run | epoch #%d | %s" % (epoch, message) for epoch in (0, 1)
+                           for message in ("Training started", "Training finished",
+                                           "Collecting samples for evaluation")]
     # the networks keep the original's executors and names
     assert np.isfinite(policy.get_action(env.reset())).all()
     assert np.isfinite(np.sum(utils.rollout(env, policy, max_path_length=5)))

@@ -158,6 +158,13 @@ def test_qfunc_symbol_and_parameter_names(algo):
     assert algo.policy_executor._symbol.list_outputs() == ["policy_loss_output"]
 
 
+def test_the_policy_executors_loss_output_is_the_originals_policy_loss():
+    """Its own algorithm: the module's ``algo`` is built in the first test that uses it."""
+    algo = make_algo()
+    assert algo.policy_executor._symbol.list_outputs() == ["policy_loss_output"]
+    assert list(algo.policy_executor.output_dict) == ["policy_loss_output"]
+
+
 def test_default_qfunc_shapes(algo):
     shapes = {name: arr.shape for name, arr in algo.qfunc.arg_dict.items()}
     assert shapes == {

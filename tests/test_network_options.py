@@ -1,5 +1,7 @@
 """Network options: activation, layer normalisation, the DDPG paper's initialisation; and the
 evaluation environment's observation statistics."""
+import re
+
 import mxnet as mx
 import numpy as np
 import pytest
@@ -238,3 +240,17 @@ def test_an_action_merge_layer_outside_the_network_is_rejected(merge):
     with pytest.raises(ValueError, match=r"^action_merge_layer must be between 0 and 3 \(the "
                                          r"number of hidden layers\), got %d$" % merge):
         define_qfunc(mx.symbol.Variable("obs"), mx.symbol.Variable("act"), action_merge_layer=merge)
+
+
+@pytest.mark.parametrize("network", ["policy", "qfunc"])
+@pytest.mark.parametrize("hidden_sizes", [(), (8, 0), [-3]])
+def test_bad_hidden_sizes_are_rejected_naming_the_network(network, hidden_sizes):
+    from ddpg.utils import define_policy, define_qfunc
+    obs, act = mx.symbol.Variable("obs"), mx.symbol.Variable("act")
+    message = (r"^%s hidden_sizes must be a non-empty sequence of positive layer sizes, "
+               r"got %s$" % (network, re.escape(repr(hidden_sizes))))
+    with pytest.raises(ValueError, match=message):
+        if network == "policy":
+            define_policy(obs, 2, hidden_sizes=hidden_sizes)
+        else:
+            define_qfunc(obs, act, hidden_sizes=hidden_sizes, action_merge_layer=0)

@@ -67,9 +67,8 @@ EQUIVALENT = {
         "to the same s' array as the shared obs variable"),
     "ddpg.td3.xǁTD3ǁ_target_q_symbol__mutmut_56": (
         "ctx=self.ctx, dtype=None)", "mx.nd.array makes float32 arrays by default"),
-    "ddpg.td3.xǁTD3ǁinit_net__mutmut_96": (
-        "self.qfunc2_target = qval2_sym.bind(ctx=self.ctx, args=args, )",
-        "bound without args_grad, an executor has no gradient arrays whatever its grad_req"),
+    "ddpg.strategies.xǁOUStrategyǁget_action__mutmut_26": (
+        "np.reshape(self.action_space.high, -2))", NEGATIVE_SHAPE),
     "ddpg.utils.x_rollout__mutmut_31": (
         'info.get("TimeLimit.truncated", )',
         "a missing key then gives None instead of False, and bool() of both is False"),
