@@ -1,0 +1,403 @@
+"""Checkpoint details a user relies on, each checked directly and fast.
+
+* A version-2 checkpoint written by an earlier build (tests/data/v2_cartpole, written by
+  tests/data/make_v2_cartpole.py) stays readable and restores exactly; a manifest written
+  today still has every field that one has, and its "created" field is an ISO 8601 time.
+* Crash recovery (ddpg.checkpoint.atomic): an aside copy left by an interrupted swap is put
+  back (and recover says so) or, when the checkpoint is in place, deleted (a symlink only
+  unlinked); a failed rename puts the old checkpoint back and raises the original error; the
+  staging folder of a save cut short is deleted by the next save.
+* Damaged or inconsistent files (with the manifest recomputed, as anyone who changed them
+  could) give a CheckpointError that names the file and what is wrong, and leave the
+  algorithm as it was.
+"""
+import datetime
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import warnings
+
+import mxnet as mx
+import numpy as np
+import pytest
+
+from ddpg import checkpoint
+from ddpg.checkpoint import CheckpointReader, recover
+from ddpg.checkpoint.atomic import write_atomically
+from ddpg.checkpoint.networks import layout_difference
+from ddpg.errors import CheckpointError
+from ddpg.plain_data import MARK
+
+from ckpt_helpers import build
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+V1_CHECKPOINT = os.path.join(TESTS, "data", "v1_cartpole")
+V2_CHECKPOINT = os.path.join(TESTS, "data", "v2_cartpole")
+
+pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
+
+
+def _load_fixture_script():
+    spec = importlib.util.spec_from_file_location(
+        "make_v2_cartpole", os.path.join(TESTS, "data", "make_v2_cartpole.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+V2 = _load_fixture_script()
+
+
+@pytest.fixture
+def v2_copy(tmp_path):
+    """A copy of the version-2 fixture to edit (the fixture itself stays untouched)."""
+    path = str(tmp_path / "v2")
+    shutil.copytree(V2_CHECKPOINT, path)
+    return path
+
+
+def recompute_manifest(path):
+    """Recompute every file's size and SHA-256 and the manifest's own checksum, as anyone
+    who changed the files could (they check integrity, not origin)."""
+    manifest_path = os.path.join(path, "manifest.json")
+    with open(manifest_path) as handle:
+        manifest = json.load(handle)
+    for name in os.listdir(path):
+        if name != "manifest.json":
+            with open(os.path.join(path, name), "rb") as handle:
+                data = handle.read()
+            manifest["files"][name] = {"bytes": len(data),
+                                       "sha256": hashlib.sha256(data).hexdigest()}
+    checkpoint.write_manifest(manifest_path, manifest)
+
+
+def assert_same_tree(a, b, where="state"):
+    """Nested dicts, lists, tuples and numpy arrays equal, types and dtypes included."""
+    assert type(a) is type(b), (where, type(a), type(b))
+    if isinstance(a, dict):
+        assert set(a) == set(b), (where, sorted(map(str, a)), sorted(map(str, b)))
+        for key in a:
+            assert_same_tree(a[key], b[key], "%s[%r]" % (where, key))
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for index, (x, y) in enumerate(zip(a, b)):
+            assert_same_tree(x, y, "%s[%d]" % (where, index))
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and np.array_equal(a, b), where
+    elif isinstance(a, mx.nd.NDArray):
+        assert a.shape == b.shape and np.array_equal(a.asnumpy(), b.asnumpy()), where
+    else:
+        assert a == b, (where, a, b)
+
+
+def _key_paths(tree, prefix=()):
+    """Every path of dict keys in ``tree`` (into dicts only)."""
+    paths = set()
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            paths.add(prefix + (key,))
+            paths |= _key_paths(value, prefix + (key,))
+    return paths
+
+
+# ---------------------------------------------------------------------------------------------
+# a version-2 checkpoint of an earlier build
+
+
+def test_a_version_2_checkpoint_of_an_earlier_build_restores_exactly(v2_copy, tmp_path):
+    before = CheckpointReader(v2_copy)  # manifest's canonical form and checksum checked
+    assert before.manifest["format_version"] == 2 and not before.pickled
+    algo = V2.build_algo()
+    algo.restore(v2_copy)
+    progress = before.manifest["progress"]
+    assert (algo.epoch, algo.itr, algo.total_env_steps, algo.memory.size) == (
+        progress["epoch"], progress["itr"], progress["total_env_steps"],
+        progress["memory_size"])
+    # saving the restored algorithm gives back the same contents, file by file
+    algo.checkpoint_metadata = V2.METADATA
+    again = str(tmp_path / "again")
+    algo.save(again)
+    after = CheckpointReader(again)
+    for network in checkpoint.NETWORKS:
+        assert_same_tree(dict(before.params(network)), dict(after.params(network)), network)
+    for network in checkpoint.OPTIMISED:
+        saved, resaved = before.updater_states(network), after.updater_states(network)
+        assert saved[0] == resaved[0] == "plain"  # no pickle in a version-2 checkpoint
+        assert_same_tree(saved[1], resaved[1], network + " optimiser")
+        assert_same_tree(saved[2], resaved[2], network + " optimiser arrays")
+    assert_same_tree(before.memory_arrays(), after.memory_arrays(), "memory")
+    assert_same_tree(before.training_state(), after.training_state())
+    for section in ("spaces", "parameters", "hyperparameters", "networks", "progress",
+                    "environment", "metadata"):
+        assert before.manifest[section] == after.manifest[section], section
+
+
+def test_a_manifest_written_today_has_every_field_of_the_version_2_fixture(tmp_path):
+    algo = V2.build_algo()
+    algo.restore(V2_CHECKPOINT)  # a replay memory too
+    algo.checkpoint_metadata = V2.METADATA
+    path = str(tmp_path / "today")
+    algo.save(path)
+    today = checkpoint.read_manifest(path)
+    old = checkpoint.read_manifest(V2_CHECKPOINT)
+    missing = _key_paths(old) - _key_paths(today)
+    assert not missing, sorted(missing)
+    # and what those fields hold
+    space = algo.env.action_space
+    assert today["spaces"]["act_low"] == np.asarray(space.low, np.float64).ravel().tolist()
+    assert today["spaces"]["act_high"] == np.asarray(space.high, np.float64).ravel().tolist()
+    assert today["networks"]["policy"]["hidden_sizes"] == [4, 4]
+    assert today["networks"]["qfunc"]["hidden_sizes"] == [4, 4, 4]
+
+
+def test_the_manifest_records_when_it_was_created_in_iso_8601(tmp_path):
+    path = str(tmp_path / "ckpt")
+    start = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    build("cartpole", hidden=4, memory_size=200).save(path)
+    end = datetime.datetime.now(datetime.timezone.utc)
+    created = [datetime.datetime.strptime(manifest["created"], "%Y-%m-%dT%H:%M:%S%z")
+               for manifest in (checkpoint.read_manifest(path),
+                                checkpoint.read_manifest(V2_CHECKPOINT))]
+    assert start <= created[0] <= end
+
+
+# ---------------------------------------------------------------------------------------------
+# layout differences
+
+
+def test_a_layout_difference_counts_the_differences_it_does_not_show():
+    expected = {"w%d" % i: (1,) for i in range(9)}
+    actual = {"w%d" % i: (2,) for i in range(9)}
+    parts = layout_difference(expected, actual, "checkpoint", "algorithm").split("; ")
+    assert len(parts) == 7 and parts[-1] == "3 more"
+    assert parts[0] == "w0 has shape (1,) in the checkpoint and (2,) in the algorithm"
+    # one name only in each: 2 differences more than 6 shown
+    expected["x"], actual["y"] = (3,), (3,)
+    parts = layout_difference(expected, actual, "checkpoint", "algorithm").split("; ")
+    assert parts[-1] == "5 more"
+    assert layout_difference({"a": (1,)}, {"a": (1,)}, "x", "y") == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# crash recovery
+
+
+def _fill_with(tag):
+    def fill(folder):
+        with open(os.path.join(folder, "manifest.json"), "w") as out:
+            out.write(tag)
+    return fill
+
+
+def _tag(path):
+    with open(os.path.join(path, "manifest.json")) as handle:
+        return handle.read()
+
+
+def test_recover_puts_back_an_aside_copy_and_says_so(tmp_path):
+    path = str(tmp_path / "ckpt")
+    write_atomically(path, _fill_with("old"))
+    os.rename(path, str(tmp_path / ".ckpt.old"))  # a crash between the two renames
+    assert recover(path) is True
+    assert _tag(path) == "old" and os.listdir(str(tmp_path)) == ["ckpt"]
+    assert recover(path) is False  # nothing left to do
+    # an aside copy without a manifest is not a checkpoint: left alone
+    os.rename(path, str(tmp_path / ".ckpt.old"))
+    os.remove(str(tmp_path / ".ckpt.old" / "manifest.json"))
+    assert recover(path) is False and os.listdir(str(tmp_path)) == [".ckpt.old"]
+
+
+@pytest.mark.parametrize("kind", ["file", "symlink"])
+def test_a_leftover_aside_entry_beside_a_checkpoint_is_deleted(tmp_path, kind):
+    """The deletion of the old copy was cut short; the old checkpoint may have been a
+    symlink to a folder elsewhere (then only the link goes)."""
+    path = str(tmp_path / "ckpt")
+    write_atomically(path, _fill_with("new"))
+    elsewhere = str(tmp_path / "elsewhere")
+    write_atomically(elsewhere, _fill_with("elsewhere"))
+    aside = str(tmp_path / ".ckpt.old")
+    if kind == "file":
+        with open(aside, "w") as out:
+            out.write("stale")
+    else:
+        os.symlink(elsewhere, aside)
+    assert recover(path) is False
+    assert not os.path.lexists(aside) and _tag(path) == "new"
+    assert _tag(elsewhere) == "elsewhere"
+    # the same when a save finds it
+    os.symlink(elsewhere, aside)
+    write_atomically(path, _fill_with("newer"))
+    assert sorted(os.listdir(str(tmp_path))) == ["ckpt", "elsewhere"]
+    assert _tag(path) == "newer" and _tag(elsewhere) == "elsewhere"
+
+
+def test_a_failed_rename_into_place_puts_the_old_checkpoint_back(tmp_path, monkeypatch):
+    path = str(tmp_path / "ckpt")
+    write_atomically(path, _fill_with("old"))
+    real_rename, failures = os.rename, []
+
+    def rename(src, dst, **kwargs):
+        if dst == path and not failures:  # the new folder's rename into place
+            failures.append(src)
+            raise OSError("rename failed")
+        return real_rename(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "rename", rename)
+    with pytest.raises(OSError, match="rename failed"):
+        write_atomically(path, _fill_with("new"))
+    monkeypatch.undo()
+    assert failures and _tag(path) == "old"
+    assert os.listdir(str(tmp_path)) == ["ckpt"]
+
+
+def test_the_staging_folder_of_a_save_cut_short_is_deleted_by_the_next_save(tmp_path,
+                                                                              monkeypatch):
+    path = str(tmp_path / "ckpt")
+    write_atomically(path, _fill_with("old"))
+
+    def cut_short(folder):
+        _fill_with("half")(folder)
+        raise KeyboardInterrupt  # and, as if the process were killed, no clean-up:
+
+    monkeypatch.setattr(shutil, "rmtree", lambda *args, **kwargs: None)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(path, cut_short)
+    monkeypatch.undo()
+    left = sorted(os.listdir(str(tmp_path)))
+    assert len(left) == 2 and _tag(path) == "old"
+    write_atomically(path, _fill_with("new"))
+    assert os.listdir(str(tmp_path)) == ["ckpt"] and _tag(path) == "new"
+
+
+# ---------------------------------------------------------------------------------------------
+# damaged and inconsistent files: CheckpointError naming the file and what is wrong
+
+
+@pytest.mark.parametrize("damage,message", [
+    (b"{not json", "is corrupted"),
+    (None, "does not match its own checksum"),
+])
+def test_a_damaged_manifest_error_names_the_checkpoint(v2_copy, damage, message):
+    manifest_path = os.path.join(v2_copy, "manifest.json")
+    if damage is None:  # edited by hand: the checksum no longer fits
+        with open(manifest_path) as handle:
+            text = handle.read()
+        damage = text.replace('"itr": 31', '"itr": 32').encode("ascii")
+        assert damage != text.encode("ascii")
+    with open(manifest_path, "wb") as out:
+        out.write(damage)
+    with pytest.raises(CheckpointError) as error:
+        CheckpointReader(v2_copy)
+    assert message in str(error.value) and v2_copy in str(error.value)
+
+
+def test_a_malformed_training_state_error_names_the_file(v2_copy):
+    state_path = os.path.join(v2_copy, "training_state.json")
+    with open(state_path, "w") as out:
+        json.dump({"counters": {MARK: "array", "key": "nowhere"}}, out)
+    recompute_manifest(v2_copy)
+    algo = V2.build_algo()
+    for read in (CheckpointReader(v2_copy).training_state, lambda: algo.restore(v2_copy)):
+        with pytest.raises(CheckpointError) as error:
+            read()
+        text = str(error.value)
+        assert state_path in text and "malformed" in text and "'nowhere'" in text
+    assert algo.memory is None and algo.epoch == 0  # left as it was
+
+
+def test_a_trusted_version_1_checkpoint_restores_its_training_state(tmp_path):
+    path = str(tmp_path / "v1")
+    shutil.copytree(V1_CHECKPOINT, path)
+    progress = checkpoint.read_manifest(path)["progress"]
+    with pytest.warns(RuntimeWarning, match="unpickling the training state"):
+        state = CheckpointReader(path, trust_pickle=True).training_state()
+    assert {key: state["counters"][key] for key in ("epoch", "itr", "total_env_steps")} == {
+        key: progress[key] for key in ("epoch", "itr", "total_env_steps")}
+    assert state["env"]["inner"]["kind"] == "custom"  # upgraded to version 2's form
+    algo = build("cartpole", hidden=8, n_epochs=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        algo.restore(path, trust_pickle=True)
+    assert (algo.epoch, algo.itr, algo.total_env_steps, algo.memory.size) == (
+        progress["epoch"], progress["itr"], progress["total_env_steps"],
+        progress["memory_size"])
+
+
+def _rewrite_memory(path, **changes):
+    memory_path = os.path.join(path, "replay_memory.npz")
+    with np.load(memory_path) as data:
+        arrays = {key: data[key] for key in data.files}
+    arrays.update(changes)
+    with open(memory_path, "wb") as out:
+        np.savez(out, **arrays)
+    recompute_manifest(path)
+    return memory_path
+
+
+def test_a_replay_memory_array_of_the_wrong_shape_is_refused(v2_copy):
+    size = int(CheckpointReader(v2_copy).memory_arrays()["size"])
+    _rewrite_memory(v2_copy, nxts=np.zeros((size, 5), np.float32))
+    algo = V2.build_algo()
+    with pytest.raises(CheckpointError) as error:
+        algo.restore(v2_copy)
+    assert str(error.value) == ("the replay memory of %s has nxts of shape (%d, 5), expected "
+                                "(%d, 4)" % (v2_copy, size, size))
+    assert algo.memory is None
+
+
+def _full_memory(memory_size, **counters):
+    arrays = {"obss": np.ones((memory_size, 4), np.float32),
+              "acts": np.ones((memory_size, 1), np.float32),
+              "rwds": np.ones(memory_size, np.float32), "ends": np.zeros(memory_size, bool),
+              "nxts": np.ones((memory_size, 4), np.float32),
+              "top": np.int64(0), "size": np.int64(memory_size),
+              "memory_size": np.int64(memory_size)}
+    arrays.update({key: np.int64(value) for key, value in counters.items()})
+    arrays["obss"], arrays["acts"], arrays["nxts"], arrays["rwds"], arrays["ends"] = (
+        arrays[key][:int(arrays["size"])] for key in ("obss", "acts", "nxts", "rwds", "ends"))
+    return arrays
+
+
+@pytest.mark.parametrize("counters", [
+    {"top": 200},  # a full memory's next slot is past its end
+    {"top": -1},
+    {"size": 150, "top": 3},  # a memory not yet full fills from its start
+])
+def test_an_inconsistent_replay_memory_is_refused(v2_copy, counters):
+    arrays = _full_memory(200, **counters)
+    _rewrite_memory(v2_copy, **arrays)
+    algo = V2.build_algo()
+    with pytest.raises(CheckpointError) as error:
+        algo.restore(v2_copy)
+    assert str(error.value) == (
+        "the replay memory of %s is inconsistent: size %d, top %d, memory_size 200 (this "
+        "algorithm's memory_size is 200)" % (v2_copy, arrays["size"], arrays["top"]))
+    assert algo.memory is None and algo.epoch == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the epoch's running update statistics
+
+
+@pytest.mark.parametrize("saved_stats", ["another layout", "none"])
+def test_update_statistics_that_do_not_fit_start_the_epoch_afresh(tmp_path, saved_stats):
+    source = V2.build_algo()
+    if saved_stats == "none":  # an algorithm without update statistics
+        source.update_stats = None
+    else:  # statistics of another layout (another version's statistics)
+        source.update_stats.q_sums = mx.nd.ones((3,))
+        source.update_stats.n_updates = 4
+    path = str(tmp_path / "ckpt")
+    source.save(path)
+    saved = CheckpointReader(path).training_state()["update_stats"]
+    assert (saved is None) == (saved_stats == "none")
+    algo = V2.build_algo()
+    stats = algo.update_stats
+    stats.q_sums[:] = 2
+    stats.n_updates = stats.n_policy_updates = 5
+    algo.restore(path)
+    assert algo.update_stats is stats
+    assert stats.n_updates == 0 and stats.n_policy_updates == 0 and stats.averages() == {}
+    assert not np.any(stats.q_sums.asnumpy())
