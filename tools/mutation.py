@@ -69,6 +69,10 @@ EQUIVALENT = {
         "ctx=self.ctx, dtype=None)", "mx.nd.array makes float32 arrays by default"),
     "ddpg.strategies.xǁOUStrategyǁget_action__mutmut_26": (
         "np.reshape(self.action_space.high, -2))", NEGATIVE_SHAPE),
+    "ddpg.checkpoint.state.x_capture_training_state__mutmut_19": (
+        "else list(value) if (isinstance(value, list)) and False else value",
+        "the captured state is encoded to plain data at once and nothing changes the "
+        "algorithm's lists in between, so the copy cannot be observed"),
     "ddpg.utils.x_rollout__mutmut_31": (
         'info.get("TimeLimit.truncated", )',
         "a missing key then gives None instead of False, and bool() of both is False"),
