@@ -7,6 +7,7 @@ test and its subprocess construct algorithms with the same function. Run as a sc
     python ckpt_helpers.py resume JOBS.json      # restore, train on, save the parameters
     python ckpt_helpers.py save-loop MODE PATH MEMORY_SIZE   # save versions 0, 1, ... forever
 """
+import hashlib
 import json
 import os
 import sys
@@ -15,7 +16,7 @@ import ddpg  # noqa: F401  (sets MXNet's environment variables before mxnet load
 import mxnet as mx
 import numpy as np
 
-from ddpg import DDPG, logger
+from ddpg import DDPG, checkpoint, logger
 from ddpg.checkpoint import NETWORKS, network_params
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
 from ddpg.policies import DeterministicMLPPolicy
@@ -110,6 +111,25 @@ def save_loop(mode, path, memory_size):
             algo.save(path)
         print(version, flush=True)
         version += 1
+
+
+def recompute_manifest(path):
+    """Recompute sizes and SHA-256 of every file and the manifest's own checksum, as anyone
+    who changed the files could (they check integrity, not origin)."""
+    manifest_path = os.path.join(path, "manifest.json")
+    with open(manifest_path) as handle:
+        manifest = json.load(handle)
+    for name in os.listdir(path):
+        if name != "manifest.json":
+            with open(os.path.join(path, name), "rb") as handle:
+                data = handle.read()
+            manifest["files"][name] = {"bytes": len(data),
+                                       "sha256": hashlib.sha256(data).hexdigest()}
+    if manifest.get("format_version") == 1:
+        with open(manifest_path, "w") as handle:
+            json.dump(manifest, handle, indent=2, sort_keys=True)
+    else:
+        checkpoint.write_manifest(manifest_path, manifest)
 
 
 if __name__ == "__main__":

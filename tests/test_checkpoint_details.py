@@ -12,7 +12,6 @@
   algorithm as it was.
 """
 import datetime
-import hashlib
 import importlib.util
 import json
 import os
@@ -30,7 +29,7 @@ from ddpg.checkpoint.networks import layout_difference
 from ddpg.errors import CheckpointError
 from ddpg.plain_data import MARK
 
-from ckpt_helpers import build
+from ckpt_helpers import build, recompute_manifest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 V1_CHECKPOINT = os.path.join(TESTS, "data", "v1_cartpole")
@@ -56,21 +55,6 @@ def v2_copy(tmp_path):
     path = str(tmp_path / "v2")
     shutil.copytree(V2_CHECKPOINT, path)
     return path
-
-
-def recompute_manifest(path):
-    """Recompute every file's size and SHA-256 and the manifest's own checksum, as anyone
-    who changed the files could (they check integrity, not origin)."""
-    manifest_path = os.path.join(path, "manifest.json")
-    with open(manifest_path) as handle:
-        manifest = json.load(handle)
-    for name in os.listdir(path):
-        if name != "manifest.json":
-            with open(os.path.join(path, name), "rb") as handle:
-                data = handle.read()
-            manifest["files"][name] = {"bytes": len(data),
-                                       "sha256": hashlib.sha256(data).hexdigest()}
-    checkpoint.write_manifest(manifest_path, manifest)
 
 
 def assert_same_tree(a, b, where="state"):

@@ -9,7 +9,6 @@
 * Random truncations and byte flips of each file give CheckpointError, never another
   exception (hypothesis).
 """
-import hashlib
 import json
 import os
 import pickle
@@ -29,7 +28,7 @@ from ddpg.checkpoint.env_state import capture_env_state, prepare_env_restore
 from ddpg.errors import CheckpointError
 from ddpg.plain_data import NotPlainData, decode, encode
 
-from ckpt_helpers import build
+from ckpt_helpers import build, recompute_manifest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TESTS)
@@ -46,25 +45,6 @@ class CreatesFile(object):
 
     def __reduce__(self):
         return (open, (self.path, "w"))
-
-
-def recompute_manifest(path):
-    """Recompute sizes and SHA-256 of every file and the manifest's own checksum, as anyone
-    who changed the files could (they check integrity, not origin)."""
-    manifest_path = os.path.join(path, "manifest.json")
-    with open(manifest_path) as handle:
-        manifest = json.load(handle)
-    for name in os.listdir(path):
-        if name != "manifest.json":
-            with open(os.path.join(path, name), "rb") as handle:
-                data = handle.read()
-            manifest["files"][name] = {"bytes": len(data),
-                                       "sha256": hashlib.sha256(data).hexdigest()}
-    if manifest.get("format_version") == 1:
-        with open(manifest_path, "w") as handle:
-            json.dump(manifest, handle, indent=2, sort_keys=True)
-    else:
-        checkpoint.write_manifest(manifest_path, manifest)
 
 
 @pytest.fixture(scope="module")
