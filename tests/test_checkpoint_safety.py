@@ -140,7 +140,7 @@ V1_FLAGS = ["--n-epochs", "2", "--epoch-length", "100", "--memory-start-size", "
             "--normalize-obs"]
 
 
-def test_a_pickled_checkpoint_resumes_exactly_only_when_trusted(tmp_path):
+def test_run_ddpg_resumes_a_pickled_checkpoint_exactly_only_when_trusted(tmp_path):
     path = str(tmp_path / "v1")
     shutil.copytree(V1_CHECKPOINT, path)
     refused = _cli(["run_ddpg.py", "--resume", path, "--n-epochs", "2", "--no-progress-bar",
