@@ -22,14 +22,18 @@ import mxnet as mx
 import numpy as np
 import pytest
 
-from ddpg import checkpoint
+from ddpg import checkpoint, logger
 from ddpg.checkpoint import CheckpointReader, recover
 from ddpg.checkpoint.atomic import write_atomically
 from ddpg.checkpoint.networks import layout_difference
 from ddpg.errors import CheckpointError
 from ddpg.plain_data import MARK
+from ddpg.policies import DeterministicMLPPolicy
+from ddpg.qfuncs import ContinuousMLPQ
+from ddpg.strategies import OUStrategy
+from ddpg.td3 import TD3
 
-from ckpt_helpers import build, recompute_manifest
+from ckpt_helpers import PointEnv, build, make_env, recompute_manifest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 V1_CHECKPOINT = os.path.join(TESTS, "data", "v1_cartpole")
@@ -385,3 +389,75 @@ def test_update_statistics_that_do_not_fit_start_the_epoch_afresh(tmp_path, save
     assert algo.update_stats is stats
     assert stats.n_updates == 0 and stats.n_policy_updates == 0 and stats.averages() == {}
     assert not np.any(stats.q_sums.asnumpy())
+
+
+# -- what the manifest records and what its errors say ---------------------------------------
+
+def test_a_td3_checkpoint_records_the_hyperparameters_td3_adds(tmp_path):
+    env = make_env("cartpole")
+    algo = TD3(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(8, 8)),
+               ContinuousMLPQ(env.spec, hidden_sizes=(8, 8, 8)), OUStrategy(env.spec),
+               target_noise=0.3, target_noise_clip=0.4, ctx=mx.cpu(), batch_size=16,
+               memory_size=1000, memory_start_size=50, epoch_length=60, n_epochs=1,
+               eval_samples=20, max_path_length=100, seed=5, progress_bar=False)
+    path = str(tmp_path / "td3")
+    algo.save(path)
+    recorded = checkpoint.read_manifest(path)["hyperparameters"]
+    assert (recorded["target_noise"], recorded["target_noise_clip"]) == (0.3, 0.4)
+    assert recorded["policy_delay"] == 2
+    assert set(checkpoint.HYPERPARAMETERS) <= set(recorded)
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda manifest: manifest.pop("spaces"), "has no 'spaces' section"),
+    (lambda manifest: manifest["files"].update({"params.json": "not a file entry"}),
+     "has a malformed entry for 'params.json'"),
+])
+def test_a_manifest_missing_a_section_or_with_a_bad_entry_is_refused_by_name(v2_copy, damage,
+                                                                              message):
+    manifest_path = os.path.join(v2_copy, "manifest.json")
+    with open(manifest_path) as handle:
+        manifest = json.load(handle)
+    damage(manifest)
+    checkpoint.write_manifest(manifest_path, manifest)  # a consistent checksum of its own
+    with pytest.raises(CheckpointError) as error:
+        CheckpointReader(v2_copy)
+    assert message in str(error.value) and v2_copy in str(error.value)
+
+
+def test_a_training_state_that_is_not_a_dict_is_refused_naming_the_file(v2_copy):
+    state_path = os.path.join(v2_copy, "training_state.json")
+    with open(state_path, "w") as out:
+        json.dump([1, 2, 3], out)
+    recompute_manifest(v2_copy)
+    with pytest.raises(CheckpointError) as error:
+        CheckpointReader(v2_copy).training_state()
+    assert str(error.value) == "the training state %s is not a dict" % state_path
+
+
+def test_an_environment_of_another_kind_is_refused_naming_the_checkpoint(v2_copy):
+    algo = V2.build_algo()
+    algo.env = PointEnv(obs_dim=4, act_dim=1)  # the same spaces; the checkpoint holds a
+    # normalised cart-pole's state
+    with pytest.raises(CheckpointError) as error:
+        algo.restore(v2_copy)
+    assert "(checkpoint %s)" % v2_copy in str(error.value)
+
+
+def test_an_episode_whose_environment_cannot_be_saved_is_abandoned_with_a_message(tmp_path):
+    algo = build("point", epoch_length=35, n_epochs=1)  # PointEnv has no checkpoint hook
+    algo.train()
+    assert algo.path_length > 0 and not algo.end  # saved in the middle of an episode
+    path = str(tmp_path / "point")
+    algo.save(path)
+    log_path = str(tmp_path / "debug.log")
+    logger.add_text_output(log_path)
+    logger.set_log_tabular_only(False)  # the quiet_logger fixture resets it afterwards
+    try:
+        build("point", epoch_length=35).restore(path)
+    finally:
+        logger.remove_text_output(log_path)
+    with open(log_path) as handle:
+        text = handle.read()
+    assert "The environment's state (helpers.PointEnv) cannot be restored: the interrupted " \
+        "episode is abandoned" in text

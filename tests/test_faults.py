@@ -175,6 +175,8 @@ def test_nonfinite_step_names_the_step_and_episode(fault, part):
     assert "non-finite %s at step 5 of episode 2 (epoch 0, environment step 25" % part \
         in message
     assert "skip_nonfinite=True" in message
+    if part == "reward":  # the message shows the bad value itself
+        assert "reward %r)" % (float(fault[:3]),) in message
     assert algo.memory.size == 24 and np.all(np.isfinite(algo.memory.obss[:24]))
 
 

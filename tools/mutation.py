@@ -73,6 +73,24 @@ EQUIVALENT = {
         "else list(value) if (isinstance(value, list)) and False else value",
         "the captured state is encoded to plain data at once and nothing changes the "
         "algorithm's lists in between, so the copy cannot be observed"),
+    "ddpg.ddpg.xǁDDPGǁdo_update__mutmut_15": (
+        "self.target_executor.forward(is_train=True)",
+        "no operator of the target chain (FullyConnected, the activations, LayerNorm, tanh, "
+        "the target arithmetic) computes differently in training mode"),
+    "ddpg.executors.x_bind_target__mutmut_21": (
+        "executor = symbol.bind(ctx=ctx, args=args, )",
+        "bound without args_grad, an executor has no gradient arrays whatever its grad_req"),
+    "ddpg.training.x_run_epoch__mutmut_52": (
+        "algo.evaluate(epoch, None)",
+        "DDPG.evaluate keeps the example's memory argument but does not use it"),
+    "ddpg.checkpoint.writer.x__write_json__mutmut_13": (
+        "json.dump(value, out, sort_keys=False)",
+        "readers do not depend on key order, and the same code inserts the keys in the same "
+        "order, so the files are still the same from run to run"),
+    "ddpg.checkpoint.restoring.x__apply_updater_states__mutmut_19": (
+        'getattr(algo, network + "_lr", ))',
+        "every optimised network of DDPG and TD3 has its <network>_lr (qfunc_lr, policy_lr, "
+        "TD3's qfunc2_lr), so the default is never reached"),
     "ddpg.utils.x_rollout__mutmut_31": (
         'info.get("TimeLimit.truncated", )',
         "a missing key then gives None instead of False, and bool() of both is False"),
