@@ -175,3 +175,52 @@ def test_rewards_are_float64_whatever_the_env_returns():
     env.reset()
     expected = [env.step(np.zeros(2)).reward for _ in range(5)]
     assert [np.float32(value) for value in path["rewards"]] == expected
+
+
+class PlainTupleEnv(TimeLimitedEnv):
+    """An rllab-style environment whose step returns a plain 4-tuple with ``None`` for info."""
+
+    def step(self, action):
+        obs, reward, done, _ = super(PlainTupleEnv, self).step(action)
+        return obs, reward, done, None
+
+
+def test_an_end_without_info_is_terminated():
+    path = utils.rollout_path(PlainTupleEnv(limit=3), ZeroAgent())
+    assert len(path["rewards"]) == 3
+    assert path["terminated"] is True and path["truncated"] is False
+
+
+# utils.sample_paths: whole paths until at least eval_samples steps
+
+
+@pytest.mark.parametrize("eval_samples,n_paths", [(1, 1), (5, 1), (6, 2), (10, 2), (11, 3)])
+def test_sample_paths_samples_whole_paths_until_eval_samples_steps(eval_samples, n_paths):
+    env = TimeLimitedEnv(limit=5)
+    paths = utils.sample_paths(env, ZeroAgent(), eval_samples)
+    assert [len(path["rewards"]) for path in paths] == [5] * n_paths
+
+
+# evaluation.make_eval_env: the evaluation environment
+
+
+class CloneableEnv(PointEnv):
+    def __init__(self):
+        super(CloneableEnv, self).__init__(obs_dim=2, act_dim=2)
+        self.clones = []
+
+    def clone(self):
+        clone = PointEnv(obs_dim=2, act_dim=2)
+        self.clones.append(clone)
+        return clone
+
+
+def test_the_evaluation_environment_is_the_environments_clone_when_it_has_one():
+    from ddpg import evaluation
+    env = CloneableEnv()
+    eval_env = evaluation.make_eval_env(env, None)
+    assert env.clones == [eval_env] and type(eval_env) is PointEnv
+    given = PointEnv()
+    assert evaluation.make_eval_env(env, given) is given and len(env.clones) == 1
+    copied = evaluation.make_eval_env(PointEnv(), None)  # no clone: a deep copy
+    assert type(copied) is PointEnv

@@ -196,3 +196,10 @@ def test_run_script_trains_td3():
                         "--strategy", "gaussian"])
     assert isinstance(algo, TD3) and algo.policy_delay == 3 and algo.target_noise == 0.3
     assert algo.itr == 9
+
+
+def test_only_the_first_critic_computes_update_statistics():
+    """The second critic's executor has no statistics output (its loss and Q values only)."""
+    algo = build(randomize=False)
+    assert len(algo.qfunc.exe.outputs) == 3
+    assert len(algo.qfunc2.exe.outputs) == 2

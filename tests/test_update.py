@@ -111,6 +111,26 @@ def test_delayed_policy_updates_match_numpy(updater):
     assert "AveragePolicyLoss" in stats.averages()
 
 
+def test_a_policy_delay_of_3_updates_the_policy_on_every_third_update():
+    """Updates 3 and 6 (itr 2 and 5) move the policy and the targets; the others only Q."""
+    algo = make_algo("sgd", policy_delay=3)
+    rng = np.random.RandomState(5)
+    moved = []
+    for itr in range(6):
+        before = params_of(algo.policy.arg_dict)
+        target_before = params_of(algo.policy_target.arg_dict)
+        algo.do_update(itr, make_batch(rng))
+        after = params_of(algo.policy.arg_dict)
+        target_after = params_of(algo.policy_target.arg_dict)
+        policy_moved = max(np.abs(after[n] - before[n]).max() for n in before) > 1e-6
+        target_moved = max(np.abs(target_after[n] - target_before[n]).max()
+                           for n in target_before) > 1e-6
+        assert policy_moved == target_moved, itr
+        moved.append(policy_moved)
+    assert moved == [False, False, True, False, False, True]
+    assert algo.update_stats.n_updates == 6 and algo.update_stats.n_policy_updates == 2
+
+
 def test_policy_delay_must_be_a_positive_integer():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="policy_delay"):
