@@ -281,11 +281,18 @@ def test_a_damaged_manifest_error_names_the_checkpoint(v2_copy, damage, message)
     assert message in str(error.value) and v2_copy in str(error.value)
 
 
-def test_a_malformed_training_state_error_names_the_file(v2_copy):
-    state_path = os.path.join(v2_copy, "training_state.json")
+def _replace_training_state(path, content):
+    """Write ``content`` as the checkpoint's training_state.json, manifest recomputed (as
+    anyone who edited the file could); returns the file's path."""
+    state_path = os.path.join(path, "training_state.json")
     with open(state_path, "w") as out:
-        json.dump({"counters": {MARK: "array", "key": "nowhere"}}, out)
-    recompute_manifest(v2_copy)
+        json.dump(content, out)
+    recompute_manifest(path)
+    return state_path
+
+
+def test_a_malformed_training_state_error_names_the_file(v2_copy):
+    state_path = _replace_training_state(v2_copy, {"counters": {MARK: "array", "key": "nowhere"}})
     algo = V2.build_algo()
     for read in (CheckpointReader(v2_copy).training_state, lambda: algo.restore(v2_copy)):
         with pytest.raises(CheckpointError) as error:
@@ -426,10 +433,7 @@ def test_a_manifest_missing_a_section_or_with_a_bad_entry_is_refused_by_name(v2_
 
 
 def test_a_training_state_that_is_not_a_dict_is_refused_naming_the_file(v2_copy):
-    state_path = os.path.join(v2_copy, "training_state.json")
-    with open(state_path, "w") as out:
-        json.dump([1, 2, 3], out)
-    recompute_manifest(v2_copy)
+    state_path = _replace_training_state(v2_copy, [1, 2, 3])
     with pytest.raises(CheckpointError) as error:
         CheckpointReader(v2_copy).training_state()
     assert str(error.value) == "the training state %s is not a dict" % state_path

@@ -115,7 +115,7 @@ PRESETS = {
 }
 PRESETS["cartpole"] = dict(PRESETS["original"], ddpg_scale_reward=0.01)
 
-#: What the two MuJoCo presets share (see the module docstring).
+#: What the MuJoCo presets share (see the module docstring).
 _MUJOCO = {
     "policy_hidden_sizes": [400, 300],
     "qfunc_hidden_sizes": [400, 300],
