@@ -156,6 +156,68 @@ def breakdown_ours(config, warmup, steps, ctx, mkldnn="auto"):
     return {name: 1e6 * value / steps for name, value in seconds.items()}, 1e6 * total / steps
 
 
+def per_call_ours(config, warmup, steps, ctx, mkldnn="auto"):
+    """Each MXNet call of a training step: calls per step and time per call (MXNet
+    synchronised after each), and what is left for Python around them.
+
+    At configuration 1's sizes the arithmetic of a call is a few microseconds, so these times
+    are MXNet's fixed cost per call, which no arrangement of the same calls removes: the
+    floor under our step. The parts: the four executors' forward and backward passes of the
+    update, the two optimiser steps, the two soft updates, the statistics sums, the batch
+    copies, and acting (the batch-1 policy executor with its copies in and out).
+    """
+    algo = make_ours(config, warmup, ctx, mkldnn)
+    algo.epoch_length = warmup
+    _start_training(algo)
+    quiet(algo.train_epoch, 0)
+    timer, counts = SectionTimer(), {}
+
+    def instrument(name, owner, attribute):
+        timed = timer.wrap(name, getattr(owner, attribute), sync=True)
+
+        def counted(*args, **kwargs):
+            counts[name] = counts.get(name, 0) + 1
+            return timed(*args, **kwargs)
+        setattr(owner, attribute, counted)
+
+    executors = [("target chain executor (mu', Q', y)", algo.target_executor),
+                 ("Q-function executor", algo.qfunc.exe),
+                 ("policy executor (Q under the policy loss)", algo.policy_executor),
+                 ("policy, batch", algo.policy.exe)]
+    for name, executor in executors:
+        instrument(name + ": forward", executor, "forward")
+        instrument(name + ": backward", executor, "backward")
+    instrument("Q-function optimiser step", algo.qfunc, "updater")
+    instrument("policy optimiser step", algo.policy, "updater")
+    instrument("statistics sums", algo.update_stats, "add")
+    instrument("batch: host packing", algo, "_fill_batch")
+    instrument("batch: host-to-device copies", algo._batch, "upload")
+    instrument("acting: observation in, policy forward, action out", algo.policy,
+               "get_action")
+    instrument("update: all of do_update", algo, "do_update")
+    original_soft_update = ddpg_module.soft_update
+    instrument("soft update (one network)", ddpg_module, "soft_update")
+    try:
+        algo.epoch_length = steps
+        start = time.perf_counter()
+        quiet(algo.train_epoch, 1)
+        total = time.perf_counter() - start
+    finally:
+        ddpg_module.soft_update = original_soft_update
+    whole_update = timer.seconds.pop("update: all of do_update")
+    counts.pop("update: all of do_update")
+    rows = [(name, counts[name] / steps, 1e6 * seconds / counts[name])
+            for name, seconds in timer.seconds.items()]
+    in_update = sum(seconds for name, seconds in timer.seconds.items()
+                    if not name.startswith("acting"))
+    rows.append(("update: Python between these calls", 1.0,
+                 1e6 * (whole_update - in_update) / steps))
+    rows.append(("rest: environment, noise, replay, loop", 1.0,
+                 1e6 * (total - sum(timer.seconds.values()) - (whole_update - in_update))
+                 / steps))
+    return rows, 1e6 * total / steps
+
+
 def update_flops(config):
     """Floating-point operations of one update as our executors run it (a multiply-add is 2).
 
@@ -252,6 +314,8 @@ def parse_args(argv=None):
                         help="the Python of the JAX virtual environment (requirements-jax.txt)")
     parser.add_argument("--skip-jax", action="store_true")
     parser.add_argument("--no-breakdown", action="store_true")
+    parser.add_argument("--per-call", action="store_true",
+                        help="also time each MXNet call of a step, with its count per step")
     parser.add_argument("--worker", choices=["ceiling"] + list(CONFIGS), default=None,
                         help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -288,6 +352,13 @@ def run_worker(args):
         print("  breakdown per step (synchronised, %.0f us in all):" % total)
         for name, micros in sorted(parts.items(), key=lambda item: -item[1]):
             print("    %-34s %8.1f us" % (name, micros))
+    if args.per_call:
+        rows, total = per_call_ours(config, args.warmup, min(args.steps, 2000), ctx, mkldnn)
+        print("  MXNet calls per step (synchronised after each, %.0f us per step in all):"
+              % total)
+        print("    %-48s %9s %9s %9s" % ("call", "per step", "us/call", "us/step"))
+        for name, per_step, micros in rows:
+            print("    %-48s %9.2f %9.1f %9.1f" % (name, per_step, micros, per_step * micros))
     if config != "1":
         flops = update_flops(config)
         print("  arithmetic: %.3f GFLOP per update; %.2f GFLOP/s over whole steps"

@@ -2,6 +2,7 @@
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -223,11 +224,18 @@ def test_throughput_benchmark_runs_and_reports(tmp_path):
     result = subprocess.run(
         [sys.executable, os.path.join(REPO, "benchmarks", "throughput.py"), "--configs", "1",
          "2", "--steps", "60", "--warmup", "300", "--threads", "1", "--skip-sb3",
-         "--skip-jax"],
+         "--skip-jax", "--per-call"],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert "matmul ceiling" in out
+    # --per-call: every call of an update once a step, the soft update twice
+    for call in ("target chain executor (mu', Q', y): forward", "Q-function executor: backward",
+                 "policy executor (Q under the policy loss): backward",
+                 "policy, batch: backward", "Q-function optimiser step",
+                 "policy optimiser step", "statistics sums", "acting: observation in"):
+        assert re.search(re.escape(call) + r".*\s1\.00\s", out), call
+    assert re.search(r"soft update \(one network\)\s+2\.00\s", out)
     assert "config 1 (original sizes: 32-unit layers, batch 32): ours" in out
     # the auto choices per size (with --threads 1 both sizes get one OpenMP thread)
     assert "(oneDNN off, 1 OpenMP thread)" in out and "(oneDNN on, 1 OpenMP thread)" in out
