@@ -63,6 +63,7 @@ ENV_ID = "Pendulum-v1"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JAX_SCRIPT = os.path.join(REPO, "benchmarks", "jax_ddpg.py")
 DEFAULT_JAX_PYTHON = os.path.join(REPO, ".venv-jax", "bin", "python")
+SOFT_UPDATE = ddpg_module.soft_update  # the timers wrap it; restored after each timed epoch
 
 
 def make_ours(config, warmup, ctx, mkldnn="auto", seed=0):
@@ -123,31 +124,42 @@ class SectionTimer(object):
         return timed
 
 
-def breakdown_ours(config, warmup, steps, ctx, mkldnn="auto"):
-    """Per-step time of each part of a training step (MXNet synchronised after each part,
-    so the parts add up; the total is therefore a little slower than the timed run)."""
+def warmed_up_ours(config, warmup, ctx, mkldnn="auto"):
+    """Our DDPG for ``config`` with its replay memory filled by ``warmup`` steps (epoch 0)."""
     algo = make_ours(config, warmup, ctx, mkldnn)
     algo.epoch_length = warmup
     _start_training(algo)
     quiet(algo.train_epoch, 0)
+    return algo
+
+
+def timed_instrumented_epoch(algo, steps):
+    """Seconds of one epoch of ``steps`` steps with timers wrapped around its parts; the
+    module's soft_update, which the timers may replace, is put back afterwards."""
+    try:
+        algo.epoch_length = steps
+        start = time.perf_counter()
+        quiet(algo.train_epoch, 1)
+        return time.perf_counter() - start
+    finally:
+        ddpg_module.soft_update = SOFT_UPDATE
+
+
+def breakdown_ours(config, warmup, steps, ctx, mkldnn="auto"):
+    """Per-step time of each part of a training step (MXNet synchronised after each part,
+    so the parts add up; the total is therefore a little slower than the timed run)."""
+    algo = warmed_up_ours(config, warmup, ctx, mkldnn)
     timer = SectionTimer()
     env, strategy, memory = algo.env, algo.strategy, algo.memory
     env.step = timer.wrap("env step", env.step)
     strategy.get_action = timer.wrap("action selection", strategy.get_action, sync=True)
     memory.get_batch = timer.wrap("replay sampling", memory.get_batch)
     memory.add_sample = timer.wrap("replay storing", memory.add_sample)
-    original_soft_update = ddpg_module.soft_update
     # the batch: packed on the host and copied to the device in one transfer
     algo._load_batch = timer.wrap("host-to-device copies", algo._load_batch, True)
     ddpg_module.soft_update = timer.wrap("target update", ddpg_module.soft_update, True)
     algo.do_update = timer.wrap("update (all six steps)", algo.do_update, sync=True)
-    try:
-        algo.epoch_length = steps
-        start = time.perf_counter()
-        quiet(algo.train_epoch, 1)
-        total = time.perf_counter() - start
-    finally:
-        ddpg_module.soft_update = original_soft_update
+    total = timed_instrumented_epoch(algo, steps)
     seconds = dict(timer.seconds)
     inner = seconds.get("host-to-device copies", 0) + seconds.get("target update", 0)
     seconds["update (all six steps)"] -= inner
@@ -166,10 +178,7 @@ def per_call_ours(config, warmup, steps, ctx, mkldnn="auto"):
     update, the two optimiser steps, the two soft updates, the statistics sums, the batch
     copies, and acting (the batch-1 policy executor with its copies in and out).
     """
-    algo = make_ours(config, warmup, ctx, mkldnn)
-    algo.epoch_length = warmup
-    _start_training(algo)
-    quiet(algo.train_epoch, 0)
+    algo = warmed_up_ours(config, warmup, ctx, mkldnn)
     timer, counts = SectionTimer(), {}
 
     def instrument(name, owner, attribute):
@@ -195,15 +204,8 @@ def per_call_ours(config, warmup, steps, ctx, mkldnn="auto"):
     instrument("acting: observation in, policy forward, action out", algo.policy,
                "get_action")
     instrument("update: all of do_update", algo, "do_update")
-    original_soft_update = ddpg_module.soft_update
     instrument("soft update (one network)", ddpg_module, "soft_update")
-    try:
-        algo.epoch_length = steps
-        start = time.perf_counter()
-        quiet(algo.train_epoch, 1)
-        total = time.perf_counter() - start
-    finally:
-        ddpg_module.soft_update = original_soft_update
+    total = timed_instrumented_epoch(algo, steps)
     whole_update = timer.seconds.pop("update: all of do_update")
     counts.pop("update: all of do_update")
     rows = [(name, counts[name] / steps, 1e6 * seconds / counts[name])
