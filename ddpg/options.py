@@ -5,6 +5,8 @@
 - the evaluation environment's running statistics (:func:`sync_running_statistics`).
 """
 
+from ddpg import hyperparams
+
 
 def update_schedule(n_updates_per_sample, train_freq=1, gradient_steps=None):
     """``(train_freq, gradient_steps)``: run ``gradient_steps`` updates every ``train_freq``
@@ -17,9 +19,9 @@ def update_schedule(n_updates_per_sample, train_freq=1, gradient_steps=None):
     update follows step ``t`` when ``t % train_freq == 0``), so the schedule has no state of
     its own and a restored run keeps it.
     """
-    for name, value in (("train_freq", train_freq), ("gradient_steps", gradient_steps)):
-        if value is not None and (isinstance(value, bool) or int(value) != value or value <= 0):
-            raise ValueError("%s must be a positive integer, got %r" % (name, value))
+    hyperparams.POSITIVE_INT.check("train_freq", train_freq)
+    if gradient_steps is not None:
+        hyperparams.POSITIVE_INT.check("gradient_steps", gradient_steps)
     ratio = n_updates_per_sample
     if isinstance(ratio, bool) or not ratio > 0:
         raise ValueError("n_updates_per_sample must be positive, got %r" % (ratio,))

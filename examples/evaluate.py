@@ -35,7 +35,7 @@ import ddpg  # noqa: E402,F401  (before mxnet: ddpg sets MXNet's environment var
 import mxnet as mx  # noqa: E402
 
 from ddpg.checkpoint import CheckpointReader  # noqa: E402
-from ddpg.experiment.script import UsageError, run_script  # noqa: E402
+from ddpg.experiment.script import UsageError, add_debug_flag, add_trust_pickle_flag, run_script  # noqa: E402
 from ddpg.envs import seed_env  # noqa: E402
 from ddpg.errors import CheckpointError  # noqa: E402
 from ddpg.experiment import build_env  # noqa: E402
@@ -74,13 +74,8 @@ def build_parser():
     parser.add_argument("--freeze-obs-stats", action="store_true",
                         help="keep the checkpoint's observation statistics fixed (as an "
                              "exported policy does) instead of updating them while evaluating")
-    parser.add_argument("--trust-pickle", action="store_true",
-                        help="also open a checkpoint of the older, pickled format (version "
-                             "1); unpickling can run any code, so only for checkpoints you "
-                             "trust")
-    parser.add_argument("--debug", action="store_true",
-                        help="show tracebacks instead of one-line error messages (also: "
-                             "DDPG_DEBUG=1)")
+    add_trust_pickle_flag(parser)
+    add_debug_flag(parser)
     return parser
 
 

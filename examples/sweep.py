@@ -25,7 +25,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 from ddpg import experiment  # noqa: E402
-from ddpg.experiment.script import run_script  # noqa: E402
+from ddpg.experiment.script import add_debug_flag, run_script  # noqa: E402
 from ddpg.experiment import tune as ddpg_tune  # noqa: E402
 
 
@@ -102,9 +102,7 @@ def build_parser():
     where.add_argument("--trial-output", action="store_true",
                        help="also show the trials' own output here (it is always in their "
                             "folders: stdout, stderr, debug.log)")
-    where.add_argument("--debug", action="store_true",
-                       help="show tracebacks instead of one-line error messages (also: "
-                            "DDPG_DEBUG=1)")
+    add_debug_flag(where)
     return parser
 
 

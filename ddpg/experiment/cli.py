@@ -12,7 +12,7 @@ import re
 from ddpg import hyperparams
 from ddpg.backend.initializers import HIDDEN_INITS, OUTPUT_INITS
 from ddpg.experiment.presets import add_preset_argument
-from ddpg.experiment.script import UsageError
+from ddpg.experiment.script import UsageError, add_debug_flag, add_trust_pickle_flag
 
 __all__ = ["RaisingArgumentParser", "split_run_flags", "build_parser", "add_hyperparameter",
            "explicit_flags", "parser_actions", "option_names", "flags_named_in",
@@ -150,13 +150,8 @@ def _add_run_flags(run):
                           "settings; only %s may be given with it"
                           % ", ".join("--" + flag.replace("_", "-")
                                       for flag in RESUME_FLAGS[1:]))
-    run.add_argument("--debug", action="store_true",
-                     help="show tracebacks instead of one-line error messages (also: "
-                          "DDPG_DEBUG=1)")
-    run.add_argument("--trust-pickle", action="store_true",
-                     help="with --resume: also open a checkpoint of the older, pickled format "
-                          "(version 1); unpickling can run any code, so only for checkpoints "
-                          "you trust")
+    add_debug_flag(run)
+    add_trust_pickle_flag(run, when="with --resume: ")
 
 
 def explicit_flags(argv, parser_class=argparse.ArgumentParser):

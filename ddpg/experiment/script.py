@@ -13,7 +13,8 @@ import sys
 
 from ddpg.errors import CheckpointError, DivergenceError, EnvError, NonFiniteError
 
-__all__ = ["UsageError", "DEBUG_VARIABLE", "debug_requested", "run_script"]
+__all__ = ["UsageError", "DEBUG_VARIABLE", "add_debug_flag", "add_trust_pickle_flag",
+           "debug_requested", "run_script"]
 
 #: Set to 1 to see tracebacks instead of one-line messages.
 DEBUG_VARIABLE = "DDPG_DEBUG"
@@ -24,6 +25,22 @@ RUN_FAULTS = (NonFiniteError, DivergenceError, EnvError, CheckpointError)
 
 class UsageError(ValueError):
     """A command-line value that cannot work; the message names the flag that fixes it."""
+
+
+def add_debug_flag(parser):
+    """``--debug`` on a script's parser (:func:`debug_requested` reads it before parsing)."""
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks instead of one-line error messages (also: "
+                             "%s=1)" % DEBUG_VARIABLE)
+
+
+def add_trust_pickle_flag(parser, when=""):
+    """``--trust-pickle``: the one way to open a version-1 (pickled) checkpoint; ``when``
+    prefixes its help (``"with --resume: "``)."""
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="%salso open a checkpoint of the older, pickled format (version "
+                             "1); unpickling can run any code, so only for checkpoints you "
+                             "trust" % when)
 
 
 def debug_requested(argv):
