@@ -19,9 +19,7 @@ def update_schedule(n_updates_per_sample, train_freq=1, gradient_steps=None):
     update follows step ``t`` when ``t % train_freq == 0``), so the schedule has no state of
     its own and a restored run keeps it.
     """
-    hyperparams.POSITIVE_INT.check("train_freq", train_freq)
-    if gradient_steps is not None:
-        hyperparams.POSITIVE_INT.check("gradient_steps", gradient_steps)
+    hyperparams.check({"train_freq": train_freq, "gradient_steps": gradient_steps})
     ratio = n_updates_per_sample
     if isinstance(ratio, bool) or not ratio > 0:
         raise ValueError("n_updates_per_sample must be positive, got %r" % (ratio,))
