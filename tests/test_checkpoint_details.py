@@ -168,6 +168,12 @@ def test_a_layout_difference_counts_the_differences_it_does_not_show():
     assert layout_difference({"a": (1,)}, {"a": (1,)}, "x", "y") == ""
 
 
+def test_a_layout_difference_names_the_side_a_parameter_is_missing_from():
+    words = layout_difference({"w": (2,), "old": (3,)}, {"w": (2,), "new": (3,)},
+                              "checkpoint", "algorithm")
+    assert words == "old is in the checkpoint only; new is in the algorithm only"
+
+
 # ---------------------------------------------------------------------------------------------
 # crash recovery
 
@@ -219,6 +225,27 @@ def test_a_leftover_aside_entry_beside_a_checkpoint_is_deleted(tmp_path, kind):
     write_atomically(path, _fill_with("newer"))
     assert sorted(os.listdir(str(tmp_path))) == ["ckpt", "elsewhere"]
     assert _tag(path) == "newer" and _tag(elsewhere) == "elsewhere"
+
+
+def test_a_save_whose_old_copy_cannot_be_deleted_still_succeeds(tmp_path, monkeypatch):
+    """The new checkpoint is in place once renamed in; an old copy that cannot be deleted
+    (here its folder refuses rmdir) must not turn that into a failed save. The leftover is
+    deleted by the next save."""
+    path = str(tmp_path / "ckpt")
+    write_atomically(path, _fill_with("old"))
+    aside, real_rmdir = str(tmp_path / ".ckpt.old"), os.rmdir
+
+    def rmdir(target, *args, **kwargs):
+        if target == aside:
+            raise OSError("busy")
+        return real_rmdir(target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rmdir", rmdir)
+    assert write_atomically(path, _fill_with("new")) == path
+    assert _tag(path) == "new" and os.path.isdir(aside)
+    monkeypatch.undo()
+    write_atomically(path, _fill_with("newer"))
+    assert os.listdir(str(tmp_path)) == ["ckpt"] and _tag(path) == "newer"
 
 
 def test_a_failed_rename_into_place_puts_the_old_checkpoint_back(tmp_path, monkeypatch):
