@@ -584,6 +584,20 @@ def test_restoring_keeps_this_runs_learning_rate_scheduler(tmp_path):
     assert algo.qfunc.updater.optimizer.learning_rate == algo.qfunc_lr
 
 
+def test_a_checkpoint_saved_without_a_scheduler_keeps_this_runs_scheduler(tmp_path):
+    """An unscheduled optimiser's ``lr_scheduler`` is None, plain data that the checkpoint
+    records; restored, it would stop this run's schedule."""
+    path = str(tmp_path / "unscheduled")
+    V2.build_algo().save(path)
+    with open(os.path.join(path, "qfunc.optimizer.json")) as handle:
+        assert '"lr_scheduler": null' in handle.read()
+    for saved in (path, V2_CHECKPOINT):
+        algo = V2.build_algo()
+        scheduler = _with_scheduler(algo)
+        algo.restore(saved)
+        assert algo.qfunc.updater.optimizer.lr_scheduler is scheduler, saved
+
+
 def test_a_long_malformation_error_is_quoted_cut_to_300_characters(v2_copy, monkeypatch):
     from ddpg.checkpoint import restoring
 

@@ -12,8 +12,8 @@ and ``set_states`` unpickles whatever it is given. A checkpoint instead stores
 
 Restoring writes the states into the running updater and the saved attributes into its
 *existing* optimiser (only attributes it already has), so no object is created from the
-file; the attributes that are not plain data (a learning-rate scheduler, the parameter dict)
-stay this run's.
+file; the learning-rate scheduler, the parameter dict (:data:`RUN_OWN`) and any attribute
+that is not plain data stay this run's.
 """
 import mxnet as mx
 import numpy as np
@@ -22,6 +22,11 @@ from ddpg.plain_data import NotPlainData, check_plain, decode, encode
 
 #: An alias of one entry of ``_all_index_update_counts`` (re-linked when restoring).
 ALIASED = "_index_update_count"
+#: Attributes that belong to the running optimiser and are never restored. A run without a
+#: learning-rate scheduler has ``lr_scheduler = None`` and an empty ``param_dict``, plain
+#: data that the file records (the format keeps every plain attribute); restored into a run
+#: with a scheduler, the None would silently stop its schedule.
+RUN_OWN = ("lr_scheduler", "param_dict")
 
 
 def _to_numpy(state):
@@ -48,7 +53,7 @@ def _plain_attributes(optimizer):
         try:
             check_plain(value)
         except NotPlainData:
-            continue  # lr_scheduler, param_dict: this run's are kept
+            continue  # a scheduler object: this run's is kept
         attributes[name] = value
     return attributes
 
@@ -107,6 +112,7 @@ def prepare(updater, json_tree, ndarrays, parameter_shapes):
             if not fits:
                 raise ValueError("it has state of shape %s at index %r, which fits no "
                                  "parameter of this network" % (array.shape, index))
+    attributes = {name: value for name, value in attributes.items() if name not in RUN_OWN}
     current = vars(optimizer)
     for name, value in attributes.items():
         if name not in current or name == ALIASED:
