@@ -48,6 +48,10 @@ MODULES = {
     "checkpoint.writer": "ddpg/checkpoint/writer.py",
     "checkpoint.reader": "ddpg/checkpoint/reader.py",
     "checkpoint.restoring": "ddpg/checkpoint/restoring.py",
+    "checkpoint.optimizer_state": "ddpg/checkpoint/optimizer_state.py",
+    "checkpoint.env_state": "ddpg/checkpoint/env_state.py",
+    "checkpoint.ndarray_file": "ddpg/checkpoint/ndarray_file.py",
+    "checkpoint.legacy": "ddpg/checkpoint/legacy.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it
