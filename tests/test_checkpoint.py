@@ -563,6 +563,18 @@ def test_ctrl_c_saves_an_interrupted_checkpoint(tmp_path):
     assert resumed.epoch == 3 and resumed.total_env_steps == 44 + 60
 
 
+def test_ctrl_c_with_snapshot_mode_none_saves_nothing(tmp_path):
+    """Snapshot mode 'none' turns the interrupted checkpoint off too, as it does epoch ones."""
+    logger.set_snapshot_dir(str(tmp_path))
+    logger.set_snapshot_mode("none")
+    algo = build(n_epochs=3, epoch_length=30, memory_start_size=16)
+    algo.strategy = InterruptingStrategy(algo.strategy, at=45)
+    with pytest.raises(KeyboardInterrupt):
+        algo.train()
+    assert algo.total_env_steps == 44
+    assert os.listdir(str(tmp_path)) == []
+
+
 def test_ctrl_c_without_snapshot_folder_saves_nothing(tmp_path):
     algo = build(n_epochs=3, epoch_length=30, memory_start_size=16)
     algo.strategy = InterruptingStrategy(algo.strategy, at=10)

@@ -15,6 +15,7 @@ import datetime
 import importlib.util
 import json
 import os
+import pickle
 import shutil
 import warnings
 
@@ -347,6 +348,38 @@ def test_a_trusted_version_1_checkpoint_restores_its_training_state(tmp_path):
         progress["memory_size"])
 
 
+def test_a_version_1_mujoco_environment_snapshot_continues_the_episode_exactly(tmp_path):
+    """Version 1 pickled a MuJoCo env's MjData; the upgrade turns it into the physics state of
+    version 2, so the restored environment steps on exactly as the saved one."""
+    pytest.importorskip("mujoco")
+    from ddpg.checkpoint import legacy
+    from ddpg.checkpoint.env_state import capture_env_state, prepare_env_restore
+    from ddpg.envs import GymEnv
+
+    saved_env = GymEnv("HalfCheetah-v5")
+    saved_env.reset()
+    actions = np.random.RandomState(0).uniform(-1, 1, size=(8, 6))
+    for action in actions[:4]:
+        saved_env.step(action)
+    today = capture_env_state(saved_env)
+    version_1 = {"kind": "gym", "episode": today["episode"],
+                 "physics": {"kind": "mujoco", "data": saved_env.env.unwrapped.data}}
+    version_1.update((key, today["state"][key]) for key in (
+        "env_id", "type", "pending_seed", "has_reset", "rng", "rng_seed", "elapsed_steps"))
+    state_path = str(tmp_path / legacy.STATE)
+    with open(state_path, "wb") as out:
+        pickle.dump({"env": version_1}, out)
+    upgraded = legacy.training_state(state_path)["env"]
+    restored_env = GymEnv("HalfCheetah-v5")
+    restored_env.reset()
+    restored_env.step(actions[7])  # elsewhere in its own episode
+    prepare_env_restore(restored_env, upgraded)()
+    for action in actions[4:]:
+        expected, got = saved_env.step(action), restored_env.step(action)
+        assert np.array_equal(expected.observation, got.observation)
+        assert expected.reward == got.reward
+
+
 def _rewrite_memory(path, **changes):
     memory_path = os.path.join(path, "replay_memory.npz")
     with np.load(memory_path) as data:
@@ -475,23 +508,47 @@ def test_an_environment_of_another_kind_is_refused_naming_the_checkpoint(v2_copy
     assert "(checkpoint %s)" % v2_copy in str(error.value)
 
 
+def _restore_logging(algo, path, log_path):
+    """Restore ``path`` into ``algo``; the text the log got meanwhile."""
+    logger.add_text_output(log_path)
+    logger.set_log_tabular_only(False)  # the quiet_logger fixture resets it afterwards
+    try:
+        algo.restore(path)
+    finally:
+        logger.remove_text_output(log_path)
+    with open(log_path) as handle:
+        return handle.read()
+
+
 def test_an_episode_whose_environment_cannot_be_saved_is_abandoned_with_a_message(tmp_path):
     algo = build("point", epoch_length=35, n_epochs=1)  # PointEnv has no checkpoint hook
     algo.train()
     assert algo.path_length > 0 and not algo.end  # saved in the middle of an episode
     path = str(tmp_path / "point")
     algo.save(path)
-    log_path = str(tmp_path / "debug.log")
-    logger.add_text_output(log_path)
-    logger.set_log_tabular_only(False)  # the quiet_logger fixture resets it afterwards
-    try:
-        build("point", epoch_length=35).restore(path)
-    finally:
-        logger.remove_text_output(log_path)
-    with open(log_path) as handle:
-        text = handle.read()
+    restored = build("point", epoch_length=35)
+    text = _restore_logging(restored, path, str(tmp_path / "debug.log"))
     assert "The environment's state (helpers.PointEnv) cannot be restored: the interrupted " \
         "episode is abandoned" in text
+    # the abandoned episode counts as one: the next starts afresh with the next number
+    assert (restored.obs, restored.end, restored.path_length, restored.path_return) == (
+        None, False, 0, 0)
+    assert restored.episode == algo.episode + 1
+
+
+def test_a_checkpoint_saved_as_an_episode_ended_abandons_nothing(tmp_path):
+    """An episode that ended with the epoch needs no environment state: the restored run
+    resets as the uninterrupted one would, and its episode count is the saved one."""
+    algo = build("point", epoch_length=35, max_path_length=35, n_epochs=1)
+    algo.train()
+    assert algo.end and algo.path_length == 35  # the episode ended at the epoch's last step
+    path = str(tmp_path / "point")
+    algo.save(path)
+    restored = build("point", epoch_length=35, max_path_length=35)
+    text = _restore_logging(restored, path, str(tmp_path / "debug.log"))
+    assert "abandoned" not in text
+    assert restored.end and restored.episode == algo.episode
+    assert np.array_equal(restored.obs, algo.obs)
 
 
 # -- leftovers, odd files and the optimisers' settings of this run ---------------------------
@@ -530,6 +587,56 @@ def test_a_parameter_file_holding_a_list_of_arrays_is_refused_by_name(v2_copy):
         CheckpointReader(v2_copy).params("policy")
     assert str(error.value) == ("checkpoint file %s holds a list, not named arrays"
                                 % params_path)
+
+
+def test_a_parameter_file_that_differs_from_its_manifest_is_refused_with_the_difference(v2_copy):
+    params_path = os.path.join(v2_copy, "policy.params")
+    arrays = mx.nd.load(params_path)
+    dropped = sorted(arrays)[0]
+    reshaped = sorted(arrays)[1]
+    old_shape = arrays[reshaped].shape
+    arrays[reshaped] = arrays[reshaped].reshape((-1,))
+    del arrays[dropped]
+    mx.nd.save(params_path, arrays)
+    recompute_manifest(v2_copy)
+    with pytest.raises(CheckpointError) as error:
+        CheckpointReader(v2_copy).params("policy")
+    differences = set(str(error.value).split(": ", 1)[1].split("; "))
+    assert str(error.value).startswith("checkpoint file %s does not match its manifest: "
+                                       % params_path)
+    assert differences == {"%s is in the manifest only" % dropped,
+                           "%s has shape %s in the manifest and %s in the file"
+                           % (reshaped, old_shape, (int(np.prod(old_shape)),))}
+
+
+@pytest.mark.parametrize("damage,reason", [
+    (lambda data: data[:20], "it ends after %d bytes, in the middle of a record"),  # in the
+    # header's array count
+    (lambda data: data + b"\0\0\0", "it has 3 bytes after its last record"),
+])
+def test_a_damaged_ndarray_file_is_refused_saying_what_is_wrong(v2_copy, damage, reason):
+    params_path = os.path.join(v2_copy, "qfunc.params")
+    with open(params_path, "rb") as handle:
+        data = damage(handle.read())
+    with open(params_path, "wb") as out:
+        out.write(data)
+    recompute_manifest(v2_copy)
+    with pytest.raises(CheckpointError) as error:
+        CheckpointReader(v2_copy).params("qfunc")
+    assert str(error.value) == ("checkpoint file %s is not a valid NDArray file: %s"
+                                % (params_path, reason.replace("%d", str(len(data)))))
+
+
+@pytest.mark.parametrize("missing", ["counters", "np_random", "strategy", "env", "eval_env"])
+def test_a_training_state_lacking_a_part_is_refused_naming_it(v2_copy, missing):
+    state_path = os.path.join(v2_copy, "training_state.json")
+    with open(state_path) as handle:
+        content = json.load(handle)
+    del content[missing]
+    _replace_training_state(v2_copy, content)
+    with pytest.raises(CheckpointError) as error:
+        CheckpointReader(v2_copy).training_state()
+    assert str(error.value) == "the training state %s has no %r" % (state_path, missing)
 
 
 def test_a_replay_memory_lacking_an_array_is_refused_naming_the_file(v2_copy):

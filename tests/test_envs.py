@@ -361,6 +361,26 @@ def test_normalize_clone_keeps_every_setting():
     assert other.action_space == env.action_space
 
 
+class CloningEnv(RecordingEnv):
+    """Has its own clone(), which is not a copy: a clone starts its scripted episode afresh."""
+
+    def clone(self):
+        fresh = CloningEnv([-1.0], [1.0], self.observations)
+        fresh.cloned_from = self
+        return fresh
+
+
+def test_normalize_clone_uses_the_wrapped_environments_own_clone():
+    """An environment that can clone itself (GymEnv makes a new one from its id) is cloned so,
+    not deep-copied with its episode and generator state."""
+    env = normalize(CloningEnv([-1.0], [1.0], [[1.0], [2.0]]))
+    env.reset()
+    env.step([0.5])
+    other = env.clone()
+    assert other.wrapped_env.cloned_from is env.wrapped_env
+    assert other.wrapped_env.actions == [] and other.wrapped_env.t == 0
+
+
 def test_normalize_rejects_infinite_action_bounds():
     with pytest.raises(ValueError, match="finite"):
         normalize(RecordingEnv([-np.inf], [np.inf], [[0.0]]))

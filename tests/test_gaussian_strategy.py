@@ -75,6 +75,16 @@ def test_gaussian_sigma_decays_linearly_then_stays():
     assert strategy.current_sigma() == pytest.approx(0.1)
 
 
+def test_gaussian_sigma_may_decay_to_zero_noise():
+    """sigma_min=0 is allowed (non-negative): after the decay the actions are the policy's."""
+    strategy = GaussianStrategy(spec(-1, 1, (1,)), sigma=0.2, sigma_min=0.0, decay_steps=2)
+    np.random.seed(0)
+    for _ in range(2):
+        strategy.get_action(None, StubPolicy([0.3]))
+    assert strategy.current_sigma() == 0.0
+    np.testing.assert_array_equal(strategy.get_action(None, StubPolicy([0.3])), [0.3])
+
+
 @pytest.mark.parametrize("kwargs,message", [
     (dict(sigma=-0.1), "sigma must be non-negative, got -0.1"),
     (dict(sigma_min=0.1), "needs both sigma_min and decay_steps"),

@@ -60,6 +60,10 @@ MODULES = {
 #: as a survivor again, to be looked at.
 NEGATIVE_SHAPE = ("numpy's reshape treats any negative size as the one inferred dimension, "
                   "so -2 is -1")
+UNREACHABLE_LAYOUT_LABEL = (
+    "the label names the network in executors.check_same_layout's error, which init_net "
+    "cannot raise: a target's parameters are inferred from the online network's own symbol "
+    "and input shapes")
 EQUIVALENT = {
     "ddpg.td3.xǁTD3ǁ_target_q_symbol__mutmut_80": (
         "self._action_high.reshape(1, -2)", NEGATIVE_SHAPE),
@@ -105,6 +109,17 @@ EQUIVALENT = {
         "high = mx.nd.array(self._action_high.reshape(1, -1), ctx=None,",
         "ctx=None is MXNet's default context, cpu(0), which is the algorithm's own in every "
         "CPU test; only a run on a GPU could tell (none was lent for this audit)"),
+    "ddpg.ddpg.xǁDDPGǁinit_net__mutmut_143": (
+        "self.policy_target_params, self.policy.params, None)", UNREACHABLE_LAYOUT_LABEL),
+    "ddpg.td3.xǁTD3ǁinit_net__mutmut_57": (
+        'self.qfunc2.params, "XXqfunc2XX")', UNREACHABLE_LAYOUT_LABEL),
+    "ddpg.strategies.xǁGaussianStrategyǁ__init____mutmut_55": (
+        "np.reshape(self.action_space.high, -1).astype(None)",
+        "astype(None) converts to numpy's default float64, the dtype the line names"),
+    "ddpg.utils.x_discount_return__mutmut_5": (
+        "rewards = np.asarray(x, )",
+        "the rewards are multiplied by discount ** arange(n), a float64 array, so numpy "
+        "computes the products in float64 whatever the rewards' dtype"),
 }
 
 KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # a failing test, or a timeout / crash

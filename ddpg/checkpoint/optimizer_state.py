@@ -61,7 +61,8 @@ def _plain_attributes(optimizer):
 def capture(updater):
     """``(json_tree, {key: NDArray})`` of ``updater``'s states and optimiser."""
     optimizer = updater.optimizer
-    counts = getattr(optimizer, "_all_index_update_counts", {})
+    # every MXNet optimiser has it (Optimizer.__init__ sets it; Updater.__call__ needs it)
+    counts = optimizer._all_index_update_counts
     current = [key for key, value in counts.items()
                if value is getattr(optimizer, ALIASED, None)]
     tree = {"optimizer": type(optimizer).__name__,
