@@ -521,12 +521,14 @@ def _restore_logging(algo, path, log_path):
 
 
 def test_an_episode_whose_environment_cannot_be_saved_is_abandoned_with_a_message(tmp_path):
-    algo = build("point", epoch_length=35, n_epochs=1)  # PointEnv has no checkpoint hook
+    # PointEnv has no checkpoint hook; episodes of at most 20 steps
+    algo = build("point", epoch_length=35, max_path_length=20, n_epochs=1)
     algo.train()
     assert algo.path_length > 0 and not algo.end  # saved in the middle of an episode
+    assert algo.episode >= 1  # not the first
     path = str(tmp_path / "point")
     algo.save(path)
-    restored = build("point", epoch_length=35)
+    restored = build("point", epoch_length=35, max_path_length=20)
     text = _restore_logging(restored, path, str(tmp_path / "debug.log"))
     assert "The environment's state (helpers.PointEnv) cannot be restored: the interrupted " \
         "episode is abandoned" in text
