@@ -547,13 +547,21 @@ class InterruptingStrategy(object):
         self.state = self.strategy.state
 
 
-def test_ctrl_c_saves_an_interrupted_checkpoint(tmp_path):
-    logger.set_snapshot_dir(str(tmp_path))
-    logger.set_snapshot_mode("last")
+def train_until_ctrl_c(at, snapshot_dir=None, snapshot_mode="last"):
+    """A 3-epoch run of 30 steps an epoch, interrupted by Ctrl-C at its ``at``-th action."""
+    if snapshot_dir is not None:
+        logger.set_snapshot_dir(snapshot_dir)
+        logger.set_snapshot_mode(snapshot_mode)
     algo = build(n_epochs=3, epoch_length=30, memory_start_size=16)
-    algo.strategy = InterruptingStrategy(algo.strategy, at=45)
+    algo.strategy = InterruptingStrategy(algo.strategy, at=at)
     with pytest.raises(KeyboardInterrupt):
         algo.train()
+    assert algo.total_env_steps == at - 1
+    return algo
+
+
+def test_ctrl_c_saves_an_interrupted_checkpoint(tmp_path):
+    train_until_ctrl_c(45, str(tmp_path))
     assert sorted(os.listdir(str(tmp_path))) == ["interrupted", "params"]
     manifest = checkpoint.read_manifest(str(tmp_path / "interrupted"))
     assert manifest["progress"]["epoch"] == 1 and manifest["progress"]["total_env_steps"] == 44
@@ -565,23 +573,15 @@ def test_ctrl_c_saves_an_interrupted_checkpoint(tmp_path):
 
 def test_ctrl_c_with_snapshot_mode_none_saves_nothing(tmp_path):
     """Snapshot mode 'none' turns the interrupted checkpoint off too, as it does epoch ones."""
-    logger.set_snapshot_dir(str(tmp_path))
-    logger.set_snapshot_mode("none")
-    algo = build(n_epochs=3, epoch_length=30, memory_start_size=16)
-    algo.strategy = InterruptingStrategy(algo.strategy, at=45)
-    with pytest.raises(KeyboardInterrupt):
-        algo.train()
-    assert algo.total_env_steps == 44
+    train_until_ctrl_c(45, str(tmp_path), snapshot_mode="none")
     assert os.listdir(str(tmp_path)) == []
 
 
-def test_ctrl_c_without_snapshot_folder_saves_nothing(tmp_path):
-    algo = build(n_epochs=3, epoch_length=30, memory_start_size=16)
-    algo.strategy = InterruptingStrategy(algo.strategy, at=10)
-    with pytest.raises(KeyboardInterrupt):
-        algo.train()
-    assert algo.total_env_steps == 9
+def test_ctrl_c_without_snapshot_folder_saves_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    train_until_ctrl_c(10)
     assert logger.get_snapshot_dir() is None
+    assert os.listdir(str(tmp_path)) == []
 
 
 # ---------------------------------------------------------------------------------------------
