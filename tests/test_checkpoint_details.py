@@ -17,6 +17,7 @@ import json
 import os
 import pickle
 import shutil
+import struct
 import warnings
 
 import mxnet as mx
@@ -34,7 +35,7 @@ from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
 from ddpg.td3 import TD3
 
-from ckpt_helpers import PointEnv, build, make_env, recompute_manifest
+from ckpt_helpers import PointEnv, all_params, build, make_env, recompute_manifest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 V1_CHECKPOINT = os.path.join(TESTS, "data", "v1_cartpole")
@@ -629,6 +630,49 @@ def test_a_damaged_ndarray_file_is_refused_saying_what_is_wrong(v2_copy, damage,
                                 % (params_path, reason.replace("%d", str(len(data)))))
 
 
+V2_ARRAY, V3_ARRAY = 0xF993FAC9, 0xF993FACA  # MXNet's NDArray record magic numbers
+
+
+def _ndarray_file(record, names_count=1):
+    """The bytes of an NDArray file holding one array ``record`` named ``a``."""
+    return (struct.pack("<QQQ", 0x112, 0, 1) + record + struct.pack("<Q", names_count)
+            + (struct.pack("<Q", 1) + b"a" if names_count == 1 else b""))
+
+
+def _array_record(magic, dims):
+    """A dense float32 array record of shape ``dims`` (``None``: ndim -1, no shape)."""
+    if dims is None:
+        return struct.pack("<Iii", magic, 0, -1)
+    size = 4 * int(np.prod(dims))
+    return (struct.pack("<Iii", magic, 0, len(dims))
+            + b"".join(struct.pack("<q", dim) for dim in dims)
+            + struct.pack("<iii", 1, 0, 0) + b"\0" * size)
+
+
+@pytest.mark.parametrize("content,reason", [
+    (_ndarray_file(_array_record(V3_ARRAY, [])),
+     "mx.nd.load cannot read it (Check failed: Imperative: :Get()->is_np_shape(): ndarray was "
+     "saved in np shape semantics"),  # MXNet's own message, not its C++ traceback's first line
+    (_ndarray_file(_array_record(V2_ARRAY, [])),
+     "mx.nd.load cannot read it (unknown storage type: -1)"),  # from MXNet's Python side
+    (_ndarray_file(_array_record(V3_ARRAY, None)), "mx.nd.load cannot read it ("),
+    (_ndarray_file(_array_record(V3_ARRAY, [2]), names_count=2 ** 64 - 1),
+     "it has 1 arrays but 18446744073709551615 names"),
+], ids=["scalar-in-np-shape-semantics", "shapeless-legacy-record", "unknown-shape",
+        "huge-name-count"])
+def test_an_ndarray_file_mxnet_cannot_load_is_refused_with_mxnets_reason(v2_copy, content,
+                                                                          reason):
+    params_path = os.path.join(v2_copy, "qfunc.params")
+    with open(params_path, "wb") as out:
+        out.write(content)
+    recompute_manifest(v2_copy)
+    with pytest.raises(CheckpointError) as error:
+        CheckpointReader(v2_copy).params("qfunc")
+    prefix = "checkpoint file %s is not a valid NDArray file: " % params_path
+    assert str(error.value).startswith(prefix + reason)
+    assert "Traceback" not in str(error.value)
+
+
 @pytest.mark.parametrize("missing", ["counters", "np_random", "strategy", "env", "eval_env"])
 def test_a_training_state_lacking_a_part_is_refused_naming_it(v2_copy, missing):
     state_path = os.path.join(v2_copy, "training_state.json")
@@ -750,3 +794,59 @@ def test_malformed_update_statistics_are_refused_naming_the_checkpoint(v2_copy):
     text = str(error.value)
     assert v2_copy in text and "has malformed update statistics" in text and "many" in text
     assert algo.memory is None and algo.epoch == 0
+
+
+def test_an_optimiser_setting_of_another_type_is_refused_naming_it(v2_copy):
+    optimizer_path = os.path.join(v2_copy, "qfunc.optimizer.json")
+    with open(optimizer_path) as handle:
+        saved = json.load(handle)
+    saved["attributes"]["epsilon"] = "1e-8"
+    with open(optimizer_path, "w") as out:
+        json.dump(saved, out)
+    recompute_manifest(v2_copy)
+    algo = V2.build_algo()
+    with pytest.raises(CheckpointError) as error:
+        algo.restore(v2_copy)
+    assert "it sets 'epsilon' to a str; this optimiser's is a float" in str(error.value)
+
+
+class StatelessStrategy(object):
+    """A user's strategy without checkpoint hooks or an exploration state."""
+
+    def get_action(self, obs, policy):
+        return policy.get_action(obs)
+
+    def reset(self):
+        pass
+
+
+def test_a_strategy_state_this_runs_strategy_cannot_take_is_refused(tmp_path):
+    from ddpg.strategies import GaussianStrategy
+
+    algo = build("point", n_epochs=1, epoch_length=35)
+    algo.strategy = GaussianStrategy(algo.env.spec, sigma=0.2, sigma_min=0.1, decay_steps=50)
+    path = str(tmp_path / "gaussian")
+    algo.save(path)  # the strategy's own hook saved its schedule
+    restored = build("point", n_epochs=1, epoch_length=35)
+    restored.strategy = StatelessStrategy()
+    with pytest.raises(CheckpointError) as error:
+        restored.restore(path)
+    assert str(error.value) == ("the checkpoint %s saved its strategy with "
+                                "get_checkpoint_state(); StatelessStrategy has no "
+                                "set_checkpoint_state()" % path)
+
+
+def test_an_optimiser_state_of_another_dtype_is_refused(v2_copy):
+    """A float64 state would pass the shape checks and then fail MXNet's update operator in
+    the middle of the resumed run."""
+    states_path = os.path.join(v2_copy, "qfunc.optimizer.nd")
+    arrays = mx.nd.load(states_path)
+    mx.nd.save(states_path, {key: array.astype(np.float64) for key, array in arrays.items()})
+    recompute_manifest(v2_copy)
+    algo = V2.build_algo()
+    before = all_params(algo)
+    with pytest.raises(CheckpointError) as error:
+        algo.restore(v2_copy)
+    assert "it has state of dtype float64 at index 0; the parameters and their optimiser " \
+        "states are float32" in str(error.value)
+    assert_same_tree(before, all_params(algo))  # a refused restore changes nothing

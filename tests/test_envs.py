@@ -14,6 +14,8 @@ from hypothesis.extra import numpy as hnp
 from ddpg.envs import (Box, Env, EnvSpec, GymEnv, NormalizedEnv, Step, is_box_space, normalize,
                        seed_env)
 
+from helpers import PointEnv
+
 EPS = 1e-8
 
 
@@ -340,11 +342,13 @@ def test_normalize_defaults_and_what_it_passes_through():
         env.log_diagnostics(["path"])
     assert inner.calls == ["render", "terminate", ("log_diagnostics", ["path"])] * 2
     assert repr(normalize(inner)) == "NormalizedEnv(%r)" % (inner,)
-    # an environment without them: nothing to forward, no error
-    plain = normalize(RecordingEnv([-1.0], [1.0], [[0.0]]))
-    assert plain.horizon is None
-    plain.terminate()
-    plain.log_diagnostics([])
+    # an environment without them (rllab's Env has them as no-ops; a duck-typed one may
+    # lack them): nothing to forward, no error
+    for plain in (normalize(RecordingEnv([-1.0], [1.0], [[0.0]])),
+                  normalize(PointEnv(obs_dim=1, act_dim=1))):
+        assert plain.horizon is None
+        plain.terminate()
+        plain.log_diagnostics([])
     # a missing info becomes an empty dict
     no_info = normalize(StepWithoutInfoEnv([-1.0], [1.0], [[0.0]]))
     no_info.reset()

@@ -84,3 +84,26 @@ def test_every_evaluation_episode_skipped_leaves_empty_cells_not_nan(tmp_path):
     assert rows[0].get("AverageReturn", "") == ""
     assert rows[0]["SkippedEvalEpisodes"] != "0"
     assert "nan" not in ",".join(rows[0].values()).lower()
+
+
+class UncopyableEnv(PointEnv):
+    """Holds a lock (as an environment holding a simulator handle or a socket may), so it can
+    be neither cloned nor deep-copied."""
+
+    def __init__(self):
+        super(UncopyableEnv, self).__init__(obs_dim=2, act_dim=2)
+        import threading
+        self.lock = threading.Lock()
+
+
+def test_an_environment_that_cannot_be_copied_for_evaluation_asks_for_eval_env():
+    env = UncopyableEnv()
+    with pytest.raises(ValueError) as error:
+        DDPG(env, DeterministicMLPPolicy(env.spec), ContinuousMLPQ(env.spec),
+             OUStrategy(env.spec), ctx=mx.cpu(), progress_bar=False)
+    assert str(error.value).startswith("could not copy the environment to evaluate on (")
+    assert str(error.value).endswith("); pass eval_env=... to DDPG")
+    eval_env = PointEnv(obs_dim=2, act_dim=2)  # given one, it evaluates on that
+    algo = DDPG(env, DeterministicMLPPolicy(env.spec), ContinuousMLPQ(env.spec),
+                OUStrategy(env.spec), ctx=mx.cpu(), progress_bar=False, eval_env=eval_env)
+    assert algo.eval_env is eval_env

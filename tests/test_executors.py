@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ddpg import DDPG
+from ddpg.checkpoint import NETWORKS
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
@@ -427,3 +428,41 @@ def test_env_receives_flat_actions_during_training(act_dim):
     assert algo.eval_env is not env and len(eval_actions) >= 2 * 5
     assert all(a.shape == (act_dim,) for a in eval_actions)
     assert algo.memory.acts.shape == (algo.memory_size, act_dim)
+
+
+@pytest.mark.parametrize("algo_class", ["DDPG", "TD3"])
+def test_every_array_lives_on_the_context_the_algorithm_is_given(algo_class):
+    """A stand-in for a GPU run: on ``mx.cpu(1)`` an array made on the default context
+    (``cpu(0)``) fails MXNet's bind, as one left on the CPU does beside a GPU."""
+    from ddpg.strategies import GaussianStrategy
+    from ddpg.td3 import TD3
+
+    env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
+    ctx = mx.cpu(1)
+    algo = {"DDPG": DDPG, "TD3": TD3}[algo_class](
+        env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=(5, 4)),
+        qfunc=ContinuousMLPQ(env.spec, hidden_sizes=(6, 5)),
+        strategy=GaussianStrategy(env.spec), ctx=ctx, batch_size=BATCH, n_epochs=1,
+        epoch_length=40, memory_start_size=20, max_path_length=20, eval_samples=20, seed=3,
+        progress_bar=False)
+    algo.train()
+    assert algo.total_env_steps == 40
+    for network in getattr(algo, "CHECKPOINT_NETWORKS", NETWORKS):
+        for name, array in getattr(algo, network).arg_dict.items():
+            assert array.context == ctx, (network, name)
+    assert algo.target_executor.outputs[0].context == ctx
+
+
+def test_a_target_whose_layout_differs_from_its_network_is_refused_naming_both():
+    """Soft updates combine the flat buffers element by element: a guard for subclasses
+    that build a target from another symbol."""
+    from types import SimpleNamespace
+    from ddpg.executors import check_same_layout
+
+    target = SimpleNamespace(shapes=[("w", (2, 3))])
+    online = SimpleNamespace(shapes=[("w", (3, 2))])
+    with pytest.raises(RuntimeError) as error:
+        check_same_layout(target, online, "policy")
+    assert str(error.value) == ("policy target parameters {'w': (2, 3)} do not match the "
+                                "online ones {'w': (3, 2)}")
+    check_same_layout(target, SimpleNamespace(shapes=[("w", (2, 3))]), "policy")

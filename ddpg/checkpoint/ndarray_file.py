@@ -85,5 +85,18 @@ def load(path):
         check_structure(handle.read())
     try:
         return mx.nd.load(path)
-    except mx.base.MXNetError as error:
-        raise ValueError("mx.nd.load cannot read it (%s)" % str(error).splitlines()[0])
+    except Exception as error:  # pylint: disable=broad-except
+        # MXNetError from the C++ loader, or a plain Exception from its Python side (an
+        # array record without a storage type)
+        raise ValueError("mx.nd.load cannot read it (%s)" % _last_line(error))
+
+
+def _last_line(error):
+    """What went wrong, from an exception whose text may be a C++ traceback: its last line
+    (MXNet's own message), without the ``MXNetError: `` prefix."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    last = lines[-1]
+    prefix = "MXNetError: "
+    return last[len(prefix):] if last.startswith(prefix) else last

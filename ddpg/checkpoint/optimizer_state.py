@@ -113,6 +113,11 @@ def prepare(updater, json_tree, ndarrays, parameter_shapes):
             if not fits:
                 raise ValueError("it has state of shape %s at index %r, which fits no "
                                  "parameter of this network" % (array.shape, index))
+            if array.dtype != np.float32:
+                # the parameters are float32, and MXNet's update operators need their
+                # states in the parameters' dtype
+                raise ValueError("it has state of dtype %s at index %r; the parameters and "
+                                 "their optimiser states are float32" % (array.dtype, index))
     attributes = {name: value for name, value in attributes.items() if name not in RUN_OWN}
     current = vars(optimizer)
     for name, value in attributes.items():
