@@ -561,7 +561,16 @@ def train_until_ctrl_c(at, snapshot_dir=None, snapshot_mode="last"):
 
 
 def test_ctrl_c_saves_an_interrupted_checkpoint(tmp_path):
-    train_until_ctrl_c(45, str(tmp_path))
+    log_path = str(tmp_path.parent / (tmp_path.name + "-debug.log"))
+    logger.add_text_output(log_path)
+    logger.set_log_tabular_only(False)  # the quiet_logger fixture resets it afterwards
+    try:
+        train_until_ctrl_c(45, str(tmp_path))
+    finally:
+        logger.remove_text_output(log_path)
+    with open(log_path) as handle:
+        assert "Interrupted in epoch 1: saving a checkpoint to %s\n" % (
+            tmp_path / "interrupted") in handle.read()
     assert sorted(os.listdir(str(tmp_path))) == ["interrupted", "params"]
     manifest = checkpoint.read_manifest(str(tmp_path / "interrupted"))
     assert manifest["progress"]["epoch"] == 1 and manifest["progress"]["total_env_steps"] == 44

@@ -480,6 +480,8 @@ def test_a_td3_checkpoint_records_the_hyperparameters_td3_adds(tmp_path):
     (lambda manifest: manifest.pop("spaces"), "has no 'spaces' section"),
     (lambda manifest: manifest["files"].update({"params.json": "not a file entry"}),
      "has a malformed entry for 'params.json'"),
+    (lambda manifest: manifest.update({"format": "other-tool"}),
+     "is not a ddpg checkpoint (its manifest has format 'other-tool')"),
 ])
 def test_a_manifest_missing_a_section_or_with_a_bad_entry_is_refused_by_name(v2_copy, damage,
                                                                               message):
@@ -850,3 +852,49 @@ def test_an_optimiser_state_of_another_dtype_is_refused(v2_copy):
     assert "it has state of dtype float64 at index 0; the parameters and their optimiser " \
         "states are float32" in str(error.value)
     assert_same_tree(before, all_params(algo))  # a refused restore changes nothing
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda saved: saved.pop("states"), "the optimiser state lacks its optimizer, states or "
+                                        "attributes"),
+    (lambda saved: saved["attributes"].update({"momentum_of_another_kind": 0.5}),
+     "it sets 'momentum_of_another_kind', which the Adam optimiser does not have"),
+])
+def test_an_optimiser_state_this_optimiser_cannot_take_is_refused_saying_why(v2_copy, damage,
+                                                                             message):
+    optimizer_path = os.path.join(v2_copy, "policy.optimizer.json")
+    with open(optimizer_path) as handle:
+        saved = json.load(handle)
+    damage(saved)
+    with open(optimizer_path, "w") as out:
+        json.dump(saved, out)
+    recompute_manifest(v2_copy)
+    with pytest.raises(CheckpointError) as error:
+        V2.build_algo().restore(v2_copy)
+    assert message in str(error.value) and v2_copy in str(error.value)
+
+
+def test_training_counters_of_another_kind_are_refused_naming_the_checkpoint(v2_copy):
+    _edit_training_state(v2_copy, lambda state: state["counters"].update(
+        {"not_a_counter": 1}))
+    with pytest.raises(CheckpointError) as error:
+        V2.build_algo().restore(v2_copy)
+    assert str(error.value) == "the checkpoint %s has malformed training counters" % v2_copy
+
+
+class WideStateStrategy(StatelessStrategy):
+    """A strategy with an exploration state of another shape than OU's over this action."""
+
+    state = np.zeros(3)
+
+
+def test_an_exploration_state_of_another_shape_is_refused_naming_both_shapes(tmp_path):
+    algo = build("point", n_epochs=1, epoch_length=35)  # OUStrategy over 2 action values
+    path = str(tmp_path / "ou")
+    algo.save(path)
+    restored = build("point", n_epochs=1, epoch_length=35)
+    restored.strategy = WideStateStrategy()
+    with pytest.raises(CheckpointError) as error:
+        restored.restore(path)
+    assert str(error.value) == ("the checkpoint %s has an exploration state of shape (2,); "
+                                "WideStateStrategy has (3,)" % path)

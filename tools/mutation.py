@@ -120,6 +120,13 @@ EQUIVALENT = {
         "return mx.nd.array(state, )",
         "mx.nd.array makes float32 arrays by default, and prepare accepts only float32 "
         "states (the parameters' dtype)"),
+    "ddpg.td3.xǁTD3ǁ_target_q_symbol__mutmut_50": (
+        "low = mx.nd.array(self._action_low.reshape(1, -1), ctx=self.ctx, )",
+        "mx.nd.array makes float32 arrays by default"),
+    "ddpg.checkpoint.legacy.x_optimizer_state__mutmut_65": (
+        "updater.states_synced = dict.fromkeys(states, )",
+        "MXNet's Updater only tests `not states_synced[index]`, which None passes as False "
+        "does"),
     "ddpg.checkpoint.env_state.x_prepare_env_restore__mutmut_23": (
         "return lambda: 0",
         "the applier's return value is not used"),
