@@ -912,3 +912,45 @@ def test_an_exploration_state_of_another_shape_is_refused_naming_both_shapes(tmp
         restored.restore(path)
     assert str(error.value) == ("the checkpoint %s has an exploration state of shape (2,); "
                                 "WideStateStrategy has (3,)" % path)
+
+
+def test_a_version_1_optimiser_state_that_is_not_a_dict_is_refused():
+    from ddpg.checkpoint import legacy
+
+    updater = V2.build_algo().qfunc.updater
+    with pytest.raises(ValueError) as error:
+        legacy.optimizer_state(updater, [1, 2], [(2, 2)])
+    assert str(error.value) == "its states are not a dict"
+
+
+def test_an_environment_state_that_is_not_a_dict_is_refused_naming_it():
+    from ddpg.checkpoint.env_state import prepare_env_restore
+
+    with pytest.raises(ValueError) as error:
+        prepare_env_restore(PointEnv(obs_dim=2, act_dim=2), ["not", "a", "dict"],
+                            what="evaluation environment")
+    assert str(error.value) == "the checkpoint's evaluation environment state is not a dict"
+
+
+def test_an_algorithm_without_update_statistics_restores(v2_copy):
+    """A subclass may drop the running update statistics; the saved ones are then ignored."""
+    algo = V2.build_algo()
+    algo.update_stats = None
+    algo.restore(v2_copy)
+    assert algo.update_stats is None
+    assert algo.epoch == checkpoint.read_manifest(v2_copy)["progress"]["epoch"]
+
+
+def test_an_ndarray_file_declaring_as_many_arrays_as_bytes_is_read_on_to_its_end():
+    """The count is only refused outright when it exceeds the file's size; one equal to it
+    fails where the records run out."""
+    from ddpg.checkpoint import ndarray_file
+
+    data = struct.pack("<QQQ", 0x112, 0, 0)
+    data = struct.pack("<QQQ", 0x112, 0, len(data))
+    with pytest.raises(ValueError) as error:
+        ndarray_file.check_structure(data)
+    assert str(error.value) == "it ends after 24 bytes, in the middle of a record"
+    with pytest.raises(ValueError) as error:
+        ndarray_file.check_structure(struct.pack("<QQQ", 0x112, 0, 25))
+    assert str(error.value) == "it declares 25 arrays in 24 bytes"
