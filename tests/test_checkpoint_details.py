@@ -777,14 +777,20 @@ def test_a_long_malformation_error_is_quoted_cut_to_300_characters(v2_copy, monk
         v2_copy, "x" * 299 + "y")
 
 
-def _edit_training_state(path, edit):
-    state_path = os.path.join(path, "training_state.json")
-    with open(state_path) as handle:
-        state = json.load(handle)
-    edit(state)
-    with open(state_path, "w") as out:
-        json.dump(state, out)
+def _edit_json_file(path, filename, edit):
+    """Call ``edit`` on the content of the checkpoint's JSON file ``filename`` and write it
+    back, the manifest recomputed (as anyone who edited the file could)."""
+    json_path = os.path.join(path, filename)
+    with open(json_path) as handle:
+        content = json.load(handle)
+    edit(content)
+    with open(json_path, "w") as out:
+        json.dump(content, out)
     recompute_manifest(path)
+
+
+def _edit_training_state(path, edit):
+    _edit_json_file(path, "training_state.json", edit)
 
 
 def test_a_saved_observation_of_another_size_is_refused(v2_copy):
@@ -809,13 +815,8 @@ def test_malformed_update_statistics_are_refused_naming_the_checkpoint(v2_copy):
 
 
 def test_an_optimiser_setting_of_another_type_is_refused_naming_it(v2_copy):
-    optimizer_path = os.path.join(v2_copy, "qfunc.optimizer.json")
-    with open(optimizer_path) as handle:
-        saved = json.load(handle)
-    saved["attributes"]["epsilon"] = "1e-8"
-    with open(optimizer_path, "w") as out:
-        json.dump(saved, out)
-    recompute_manifest(v2_copy)
+    _edit_json_file(v2_copy, "qfunc.optimizer.json",
+                    lambda saved: saved["attributes"].update({"epsilon": "1e-8"}))
     algo = V2.build_algo()
     with pytest.raises(CheckpointError) as error:
         algo.restore(v2_copy)
@@ -875,13 +876,7 @@ def test_an_optimiser_state_of_another_dtype_is_refused(v2_copy):
 ])
 def test_an_optimiser_state_this_optimiser_cannot_take_is_refused_saying_why(v2_copy, damage,
                                                                              message):
-    optimizer_path = os.path.join(v2_copy, "policy.optimizer.json")
-    with open(optimizer_path) as handle:
-        saved = json.load(handle)
-    damage(saved)
-    with open(optimizer_path, "w") as out:
-        json.dump(saved, out)
-    recompute_manifest(v2_copy)
+    _edit_json_file(v2_copy, "policy.optimizer.json", damage)
     with pytest.raises(CheckpointError) as error:
         V2.build_algo().restore(v2_copy)
     assert str(error.value) == ("the policy optimiser state of the checkpoint %s cannot be "
