@@ -24,8 +24,8 @@ import sys
 # Run from a checkout without installing: make the repository's ddpg importable.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
-from ddpg import logger  # noqa: E402
 from ddpg.experiment.script import run_script  # noqa: E402
+from ddpg.experiment.train import main  # noqa: E402
 # The parser and the builders live in the library, where Ray Tune sweeps (ddpg.experiment.tune) use them
 # too; the names stay importable from here (tests and examples/evaluate.py use them).
 from ddpg.experiment import (  # noqa: E402,F401
@@ -36,34 +36,6 @@ from ddpg.experiment import (  # noqa: E402,F401
 __all__ = ["CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "RESUME_FLAGS",
            "build_parser", "explicit_flags", "make_env", "make_strategy", "resumed_args",
            "setup_logging", "updates_per_sample", "main"]
-
-
-def main(argv=None):
-    # everything is parsed, built and checked (and a --resume checkpoint restored) before
-    # the log folder is created: a run that fails before training leaves nothing behind
-    args, env, max_path_length, algo = prepare_run(argv)
-    if args.resume:
-        # rows written after the checkpoint (a run killed before its next save) go, now that
-        # the restore has succeeded
-        continue_progress(args.log_dir, algo.epoch)
-    setup_logging(args.log_dir, args)
-    if args.log_dir:
-        logger.log("Run folder: %s" % os.path.abspath(args.log_dir))
-    if args.resume:
-        logger.log("Resumed from %s at epoch %d; training to epoch %d"
-                   % (args.resume, algo.epoch, algo.n_epochs))
-    setup_tensorboard(args, algo)
-    logger.log("Training DDPG on %s (ctx %s, max_path_length %d)"
-               % (args.env, algo.ctx, max_path_length))
-    if args.log_dir:
-        logger.set_snapshot_dir(args.log_dir)
-        logger.set_snapshot_mode(args.snapshot_mode)
-        logger.set_snapshot_gap(args.snapshot_gap)
-    try:
-        algo.train()
-    finally:
-        close_logging(args.log_dir)
-    return algo
 
 
 if __name__ == "__main__":
