@@ -55,6 +55,8 @@ def train(algo, epoch_callback=None):
             if epoch_callback is not None:
                 epoch_callback(algo, algo.epoch - 1)
     except KeyboardInterrupt:
+        if algo.progress_bar:
+            sys.stderr.write("\n")  # end the progress bar's line before the messages
         checkpoint.save_interrupted(algo)
         raise
 

@@ -15,6 +15,8 @@ DEFAULT_QFUNC_HIDDEN_SIZES = (32, 32, 32)
 DEFAULT_QFUNC_ACTION_MERGE_LAYER = 2
 #: The original policy is 32-32 with a tanh output.
 DEFAULT_POLICY_HIDDEN_SIZES = (32, 32)
+#: The act_type values of MXNet 1.9's ``Activation`` operator (the hidden layers' choices).
+ACTIVATIONS = ("relu", "sigmoid", "softrelu", "softsign", "tanh")
 
 
 def _check_hidden_sizes(hidden_sizes, what):
@@ -32,6 +34,10 @@ def _hidden_layer(net, prefix, i, size, activation, layer_norm):
     ``act_type`` is named after itself. Neither has parameters, so parameter names never
     change; LayerNorm adds ``<prefix>_ln<i>_gamma`` and ``_beta``.
     """
+    if activation not in ACTIVATIONS:
+        # MXNet would accept the symbol and fail only when it is bound, in C++ words
+        raise ValueError("activation must be one of %s, got %r"
+                         % (", ".join(ACTIVATIONS), activation))
     net = mx.symbol.FullyConnected(data=net, name="%s_fc%d" % (prefix, i), num_hidden=size)
     if layer_norm:
         net = mx.symbol.LayerNorm(data=net, name="%s_ln%d" % (prefix, i))

@@ -1,4 +1,4 @@
-"""The algorithm options of issue 7: weight decay and gradient clipping against the NumPy
+"""The algorithm options: weight decay and gradient clipping against the NumPy
 reference, reward scaling, the update schedule, and that every default is the original's."""
 import mxnet as mx
 import numpy as np
@@ -178,7 +178,7 @@ def test_run_script_flags_reach_the_algorithm():
     script = load_run_script()
     algo = script.main([
         "--n-epochs", "1", "--epoch-length", "40", "--memory-start-size", "32",
-        "--eval-samples", "10", "--ctx", "cpu", "--no-progress-bar",
+        "--eval-samples", "10", "--ctx", "cpu", "--no-progress-bar", "--no-log-dir",
         "--strategy", "gaussian", "--gaussian-sigma", "0.2", "--gaussian-sigma-min", "0.05",
         "--gaussian-decay-steps", "1000", "--ddpg-scale-reward", "0.1",
         "--qfunc-weight-decay", "0.01", "--policy-weight-decay", "0.001",

@@ -22,6 +22,8 @@ SMALL = ["--n-epochs", "1", "--epoch-length", "60", "--memory-start-size", "32",
          "--eval-samples", "20", "--memory-size", "500", "--ctx", "cpu", "--seed", "3",
          "--no-progress-bar", "--policy-hidden-sizes", "8", "8",
          "--qfunc-hidden-sizes", "8", "8", "8"]
+#: SMALL, writing no files (a run without --log-dir makes a new folder under runs/)
+NO_FILES = SMALL + ["--no-log-dir"]
 
 
 def load(path, name):
@@ -235,23 +237,37 @@ def test_resume_outside_a_run_folder_needs_log_dir(finished_run, scripts, capsys
 
 
 @pytest.mark.parametrize("name", ["run_ddpg.py", "evaluate.py", "sweep.py"])
-def test_help_shows_every_default(scripts, name):
+def test_help_shows_every_default_once(scripts, name):
     parser = scripts[name].build_parser()
-    assert parser.formatter_class is argparse.ArgumentDefaultsHelpFormatter
-    text = parser.format_help()
+    formatter = parser._get_formatter()  # pylint: disable=protected-access
     for action in parser._actions:  # pylint: disable=protected-access
         if action.dest == "help" or not action.option_strings:
             continue
         assert action.help, "%s has no help, so --help shows no default" % action.dest
-        assert "%(default)" in parser._get_formatter()._get_help_string(action), action.dest
-    assert "transitions per update (default: 32)" in " ".join(text.split()) or name != \
-        "run_ddpg.py"
+        text = formatter._get_help_string(action) % vars(action)  # pylint: disable=protected-access
+        if action.default not in (None, False, []) and not action.required:
+            assert "default" in text, action.dest
+        assert text.count("(default") <= 1, action.dest
+        assert "(default: None)" not in text and "(default: [])" not in text, action.dest
+    text = " ".join(parser.format_help().split())
+    assert "(default: None)" not in text
+    assert "transitions per update (default: 32)" in text or name != "run_ddpg.py"
+
+
+def test_run_ddpg_help_groups_its_flags(scripts):
+    titles = [group.title for group in scripts["run_ddpg.py"].build_parser()._action_groups]
+    assert titles[2:] == ["environment", "algorithm (DDPG arguments)", "networks",
+                          "exploration", "run", "logging and checkpoints"]
+    text = " ".join(scripts["run_ddpg.py"].build_parser().format_help().split())
+    assert ("--policy-delay POLICY_DELAY Q updates per policy and target update (default: 1 "
+            "for ddpg, as the original; 2 for td3) --target-noise") in text
 
 
 def test_a_run_prints_no_mxnet_internal_lines_but_keeps_warnings(tmp_path):
     code = ("import sys, warnings; sys.argv = ['run_ddpg.py'] + %r; "
             "sys.path.insert(0, %r); import run_ddpg; "
-            "warnings.warn('our own warning'); run_ddpg.main(sys.argv[1:])" % (SMALL, EXAMPLES))
+            "warnings.warn('our own warning'); run_ddpg.main(sys.argv[1:])"
+            % (NO_FILES, EXAMPLES))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120, cwd=str(tmp_path))
     assert result.returncode == 0, result.stderr

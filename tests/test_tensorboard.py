@@ -102,8 +102,10 @@ def test_run_ddpg_tensorboard_without_tensorboardx_is_a_one_line_error(
 
 def test_run_ddpg_tensorboard_needs_a_log_dir(capsys):
     with pytest.raises(SystemExit):
-        run_script(run_ddpg.main, ["--tensorboard", "--n-epochs", "1"])
-    assert "give --log-dir" in capsys.readouterr().err
+        run_script(run_ddpg.main, ["--tensorboard", "--no-log-dir", "--n-epochs", "1"])
+    assert capsys.readouterr().err.split(": ", 1)[1] == (
+        "error: --tensorboard writes its event files into the run's folder: "
+        "leave out --no-log-dir\n")
 
 
 def test_run_ddpg_refuses_a_tensorboard_interval_below_one(capsys):

@@ -9,6 +9,7 @@ import numpy as np
 
 from ddpg.errors import CheckpointError
 from ddpg.replay_mem import ReplayMem
+from ddpg.checkpoint.npz_file import write_npz
 
 #: The keys of the file: the transitions, then the counters.
 KEYS = ("obss", "acts", "rwds", "ends", "nxts", "top", "size", "memory_size")
@@ -17,11 +18,10 @@ KEYS = ("obss", "acts", "rwds", "ends", "nxts", "top", "size", "memory_size")
 def write_memory(memory, filename):
     """Write the filled part of ``memory`` and its counters to the ``.npz`` ``filename``."""
     size = memory.size
-    with open(filename, "wb") as out:
-        np.savez(out, obss=memory.obss[:size], acts=memory.acts[:size],
-                 rwds=memory.rwds[:size], ends=memory.ends[:size],
-                 nxts=memory.nxts[:size], top=np.int64(memory.top),
-                 size=np.int64(size), memory_size=np.int64(memory.memory_size))
+    write_npz(filename, dict(obss=memory.obss[:size], acts=memory.acts[:size],
+                             rwds=memory.rwds[:size], ends=memory.ends[:size],
+                             nxts=memory.nxts[:size], top=np.int64(memory.top),
+                             size=np.int64(size), memory_size=np.int64(memory.memory_size)))
 
 
 def build_memory(algo, arrays, path):

@@ -10,8 +10,6 @@ memory (:mod:`ddpg.checkpoint.replay_memory`) and the training state
 import json
 import os
 
-import numpy as np
-
 import mxnet as mx
 
 from ddpg import logger
@@ -20,6 +18,7 @@ from ddpg.checkpoint.atomic import fsync_dir, sync_and_describe, write_atomicall
 from ddpg.checkpoint.format import (MANIFEST, MEMORY, STATE_ARRAYS, STATE_JSON,
                                     optimizer_arrays_file, optimizer_json_file, params_file)
 from ddpg.checkpoint.manifest import build_manifest, write_manifest
+from ddpg.checkpoint.npz_file import write_npz
 from ddpg.checkpoint.networks import network_params, networks_of, optimised_of
 from ddpg.checkpoint.replay_memory import write_memory
 from ddpg.checkpoint.state import capture_training_state
@@ -39,8 +38,7 @@ def _write_folder(algo, folder):
     training_state = capture_training_state(algo)
     json_tree, arrays = encode(training_state)  # NotPlainData names what cannot be stored
     _write_json(os.path.join(folder, STATE_JSON), json_tree)
-    with open(os.path.join(folder, STATE_ARRAYS), "wb") as out:
-        np.savez(out, **arrays)
+    write_npz(os.path.join(folder, STATE_ARRAYS), arrays)
     filenames += [STATE_JSON, STATE_ARRAYS]
     files = {filename: sync_and_describe(os.path.join(folder, filename))
              for filename in filenames}

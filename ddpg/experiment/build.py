@@ -15,6 +15,7 @@ from ddpg.errors import CheckpointError
 from ddpg.experiment.cli import build_parser, usage_error
 from ddpg.experiment.presets import parse_args_with_preset
 from ddpg.experiment.resume import INVOCATION_FLAGS, resumed_args
+from ddpg.experiment.run_folder import default_run_folder
 from ddpg.experiment.run_logs import tensorboard_problem
 from ddpg.experiment.script import UsageError
 from ddpg.hyperparams import CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH
@@ -71,12 +72,20 @@ def prepare_run(argv):
     """run_ddpg.py's run from its command line, built and checked; nothing is written.
 
     Returns ``(args, env, max_path_length, algo)``, restored from ``--resume`` when given.
+    Without ``--log-dir`` (and without ``--no-log-dir``) ``args.log_dir`` is a new folder
+    ``runs/ENV-ALGO-TIME`` (:func:`ddpg.experiment.run_folder.default_run_folder`).
     Every bad setting (flags, environment, hyperparameters, device, checkpoint) raises a
     :class:`UsageError` naming the flag, before any folder is created.
     """
     args = parse_args_with_preset(build_parser(), argv)
     if args.resume:
         args = resumed_args(args, argv)
+    elif args.no_log_dir and args.log_dir:
+        raise UsageError("--no-log-dir writes no files, --log-dir names where to write "
+                         "them: give one of the two")
+    elif not args.no_log_dir and not args.log_dir:
+        # a run of hours that saves nothing is a trap: the example's behaviour is a flag
+        args.log_dir = default_run_folder(args.env, args.algo)
     check_ctx(args)
     problem = tensorboard_problem(args)
     if problem:

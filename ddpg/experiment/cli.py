@@ -11,10 +11,12 @@ import re
 
 from ddpg import hyperparams
 from ddpg.backend.initializers import HIDDEN_INITS, OUTPUT_INITS
+from ddpg.logger import TENSORBOARD_INSTALL as TENSORBOARD_EXTRA
 from ddpg.experiment.presets import add_preset_argument
 from ddpg.experiment.script import UsageError, add_debug_flag, add_trust_pickle_flag
+from ddpg.utils import ACTIVATIONS
 
-__all__ = ["RaisingArgumentParser", "split_run_flags", "build_parser", "add_hyperparameter",
+__all__ = ["RaisingArgumentParser", "HelpFormatter", "split_run_flags", "build_parser", "add_hyperparameter",
            "explicit_flags", "parser_actions", "option_names", "flags_named_in",
            "usage_error"]
 
@@ -58,25 +60,41 @@ _ALGORITHM_FLAGS = (
     "eval_interval", "qfunc_updater", "qfunc_lr", "policy_updater", "policy_lr",
     "soft_target_tau", "n_updates_per_sample", "train_freq", "gradient_steps", "scale_reward",
     "qfunc_weight_decay", "policy_weight_decay", "qfunc_grad_clip", "policy_grad_clip",
-    "start_steps", "include_horizon_terminal", "bootstrap_truncated")
+    "include_horizon_terminal", "bootstrap_truncated")
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Each flag's default once: appended as ``(default: X)`` unless the help already says
+    what the default is, and left out where there is none to show (None, a switch's False)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if ("default" in text or action.default in (None, False, [], argparse.SUPPRESS)
+                or action.required or not action.option_strings):
+            return text
+        return text + " (default: %(default)s)"
 
 
 def build_parser(parser_class=argparse.ArgumentParser):
-    """run_ddpg.py's argument parser. ``parser_class`` lets
-    :func:`ddpg.experiment.config.args_from_config` use one that raises ``ValueError``
+    """run_ddpg.py's (``ddpg-train``'s) argument parser, its flags in groups. ``parser_class``
+    lets :func:`ddpg.experiment.config.args_from_config` use one that raises ``ValueError``
     instead of exiting."""
     parser = parser_class(
         description="Train DDPG (MXNet symbolic executors). Defaults reproduce the MXNet "
                     "example's run.py on the cart-pole.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        # the flags are listed below by group; a usage line of every flag would fill a screen
+        usage="%(prog)s [options]   (--help lists them)",
+        formatter_class=HelpFormatter)
     _add_environment_flags(parser.add_argument_group("environment"))
     algo = parser.add_argument_group("algorithm (DDPG arguments)")
     algo.add_argument("--algo", choices=["ddpg", "td3"], default="ddpg",
                       help="td3: twin critics, target policy smoothing, delayed updates")
     for name in _ALGORITHM_FLAGS:
         add_hyperparameter(algo, name)
-    _add_network_flags(parser.add_argument_group("networks and exploration"))
+    _add_network_flags(parser.add_argument_group("networks"))
+    _add_exploration_flags(parser.add_argument_group("exploration"))
     _add_run_flags(parser.add_argument_group("run"))
+    _add_logging_flags(parser.add_argument_group("logging and checkpoints"))
     return parser
 
 
@@ -85,7 +103,9 @@ def _add_environment_flags(env):
                      help="'cartpole' (our port of rllab's cart-pole) or a gymnasium id, "
                           "e.g. Pendulum-v1, HalfCheetah-v5")
     env.add_argument("--no-reset-quirk", action="store_true",
-                     help="cart-pole only: turn off the Box2D first-step reset quirk")
+                     help="cart-pole only: start each episode from the sampled state exactly "
+                          "(rllab's Box2D cart-pole corrects it on the first step, which we "
+                          "reproduce by default)")
     env.add_argument("--scale-reward", type=float, default=1.0,
                      help="normalize()'s reward scale")
     env.add_argument("--normalize-obs", action="store_true",
@@ -95,14 +115,14 @@ def _add_environment_flags(env):
 
 def _add_network_flags(nets):
     nets.add_argument("--policy-hidden-sizes", type=int, nargs="+", default=[32, 32],
-                      help="policy hidden layer sizes")
+                      metavar="SIZE", help="policy hidden layer sizes")
     nets.add_argument("--qfunc-hidden-sizes", type=int, nargs="+", default=[32, 32, 32],
-                      help="Q-function hidden layer sizes")
+                      metavar="SIZE", help="Q-function hidden layer sizes")
     nets.add_argument("--qfunc-action-merge-layer", type=int, default=2,
                       help="number of hidden layers the observation passes before the "
                            "action is concatenated")
-    nets.add_argument("--activation", default="relu",
-                      help="hidden-layer activation of both networks (any MXNet act_type)")
+    nets.add_argument("--activation", choices=ACTIVATIONS, default="relu",
+                      help="hidden-layer activation of both networks")
     nets.add_argument("--layer-norm", action="store_true",
                       help="LayerNorm after each hidden layer of both networks")
     nets.add_argument("--output-init", choices=list(OUTPUT_INITS), default="normal",
@@ -111,18 +131,22 @@ def _add_network_flags(nets):
     nets.add_argument("--hidden-init", choices=list(HIDDEN_INITS), default="normal",
                       help="hidden-layer initialisation; fanin is the DDPG paper's "
                            "U(+-1/sqrt(fan_in))")
-    nets.add_argument("--strategy", choices=["ou", "gaussian"], default="ou",
-                      help="exploration noise")
-    nets.add_argument("--ou-theta", type=float, default=0.15, help="OU mean reversion rate")
-    nets.add_argument("--ou-sigma", type=float, default=0.3, help="OU noise scale")
-    nets.add_argument("--ou-dt", type=float, default=1.0,
-                      help="OU time step (1: the original's recursion)")
-    nets.add_argument("--gaussian-sigma", type=float, default=0.1,
-                      help="Gaussian noise std, relative to the action half-range")
-    nets.add_argument("--gaussian-sigma-min", type=float, default=None,
-                      help="with --gaussian-decay-steps: sigma decays linearly to this")
-    nets.add_argument("--gaussian-decay-steps", type=int, default=None,
-                      help="actions over which sigma decays to --gaussian-sigma-min")
+
+
+def _add_exploration_flags(noise):
+    noise.add_argument("--strategy", choices=["ou", "gaussian"], default="ou",
+                       help="exploration noise")
+    noise.add_argument("--ou-theta", type=float, default=0.15, help="OU mean reversion rate")
+    noise.add_argument("--ou-sigma", type=float, default=0.3, help="OU noise scale")
+    noise.add_argument("--ou-dt", type=float, default=1.0,
+                       help="OU time step (1: the original's recursion)")
+    noise.add_argument("--gaussian-sigma", type=float, default=0.1,
+                       help="Gaussian noise std, relative to the action half-range")
+    noise.add_argument("--gaussian-sigma-min", type=float, default=None,
+                       help="with --gaussian-decay-steps: sigma decays linearly to this")
+    noise.add_argument("--gaussian-decay-steps", type=int, default=None,
+                       help="actions over which sigma decays to --gaussian-sigma-min")
+    add_hyperparameter(noise, "start_steps")
 
 
 def _add_run_flags(run):
@@ -131,27 +155,37 @@ def _add_run_flags(run):
     add_preset_argument(run)
     add_hyperparameter(run, "ctx")
     add_hyperparameter(run, "seed")
-    run.add_argument("--log-dir", default=None,
-                     help="folder for progress.csv, debug.log, params.json and checkpoints "
-                          "(none: no files); with --resume, the folder the checkpoint lies in")
-    add_hyperparameter(run, "progress_bar")
-    run.add_argument("--tensorboard", action="store_true",
-                     help="also write TensorBoard event files into --log-dir (needs "
-                          "tensorboardX: pip install -e '.[tensorboard]')")
-    add_hyperparameter(run, "loss_log_interval")
-    run.add_argument("--snapshot-mode", choices=["last", "all", "gap", "none"], default="last",
-                     help="checkpoints in --log-dir after each epoch: 'last' keeps one "
-                          "(params/), 'all' one per epoch (itr_N/), 'gap' every "
-                          "--snapshot-gap epochs")
-    run.add_argument("--snapshot-gap", type=int, default=1,
-                     help="epochs between checkpoints with --snapshot-mode gap")
     run.add_argument("--resume", default=None, metavar="CHECKPOINT",
-                     help="continue the run saved in this checkpoint folder, with its "
-                          "settings; only %s may be given with it"
+                     help="continue the run saved in this checkpoint folder (e.g. "
+                          "runs/x/params), with its settings; only %s may be given with it"
                           % ", ".join("--" + flag.replace("_", "-")
                                       for flag in RESUME_FLAGS[1:]))
-    add_debug_flag(run)
     add_trust_pickle_flag(run, when="with --resume: ")
+    add_debug_flag(run)
+
+
+def _add_logging_flags(logs):
+    logs.add_argument("--log-dir", default=None,
+                      help="the run folder: progress.csv, debug.log, params.json and "
+                           "checkpoints (default: a new folder runs/ENV-ALGO-TIME); with "
+                           "--resume, the folder the checkpoint lies in")
+    logs.add_argument("--no-log-dir", action="store_true",
+                      help="write no files at all, as the MXNet example did (nothing to "
+                           "resume from)")
+    logs.add_argument("--overwrite", action="store_true",
+                      help="if --log-dir holds a run, move it aside to "
+                           "FOLDER.replaced-TIMESTAMP (nothing is deleted) and start afresh")
+    logs.add_argument("--snapshot-mode", choices=["last", "all", "gap", "none"],
+                      default="last",
+                      help="checkpoints after each epoch: 'last' keeps one (params/), "
+                           "'all' one per epoch (itr_N/), 'gap' every --snapshot-gap epochs")
+    logs.add_argument("--snapshot-gap", type=int, default=1,
+                      help="epochs between checkpoints with --snapshot-mode gap")
+    add_hyperparameter(logs, "progress_bar")
+    logs.add_argument("--tensorboard", action="store_true",
+                      help="also write TensorBoard event files into the run folder (install: "
+                           "%s)" % TENSORBOARD_EXTRA)
+    add_hyperparameter(logs, "loss_log_interval")
 
 
 def explicit_flags(argv, parser_class=argparse.ArgumentParser):

@@ -11,18 +11,21 @@ import csv
 import os
 
 from ddpg.checkpoint import read_manifest
+from ddpg.checkpoint.format import MANIFEST
 from ddpg.errors import CheckpointError
-from ddpg.experiment.cli import build_parser, explicit_flags
+from ddpg.experiment.cli import explicit_flags
+from ddpg.experiment.run_folder import newest_checkpoint
 from ddpg.experiment.script import UsageError
 
 __all__ = ["RESUME_FLAGS", "INVOCATION_FLAGS", "resumed_args", "checkpoint_run_folder",
            "continue_progress"]
 
 #: Flags that may accompany --resume: they say how to continue a run, not what it trains.
-RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "snapshot_mode", "snapshot_gap", "ctx",
-                "no_progress_bar", "tensorboard", "tensorboard_every", "debug", "trust_pickle")
+RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "no_log_dir", "overwrite", "snapshot_mode",
+                "snapshot_gap", "ctx", "no_progress_bar", "tensorboard", "tensorboard_every",
+                "debug", "trust_pickle")
 #: Flags about one invocation, not the run: not saved in checkpoints.
-INVOCATION_FLAGS = ("resume", "trust_pickle", "debug")
+INVOCATION_FLAGS = ("resume", "trust_pickle", "debug", "overwrite")
 
 
 def resumed_args(args, argv):
@@ -37,9 +40,11 @@ def resumed_args(args, argv):
     given = explicit_flags(argv)
     refused = sorted(set(given) - set(RESUME_FLAGS))
     if refused:
-        build_parser().error("--resume takes the run's settings from the checkpoint; %s "
-                             "cannot be changed when resuming"
-                             % ", ".join("--" + flag.replace("_", "-") for flag in refused))
+        raise UsageError("--resume takes the run's settings from the checkpoint; %s "
+                         "cannot be changed when resuming (a new run with other settings: "
+                         "leave out --resume)"
+                         % ", ".join("--" + flag.replace("_", "-") for flag in refused))
+    _refuse_run_folder(args.resume)
     try:
         manifest = read_manifest(args.resume)
     except CheckpointError as error:
@@ -54,7 +59,9 @@ def resumed_args(args, argv):
     # used is in the manifest's hyperparameters (none: the algorithm's default)
     merged["policy_delay"] = manifest.get("hyperparameters", {}).get("policy_delay")
     merged.update(given)
-    if "log_dir" not in given:
+    if merged.get("no_log_dir"):
+        merged["log_dir"] = None
+    elif "log_dir" not in given:
         merged["log_dir"] = checkpoint_run_folder(args.resume)
     done = int(manifest.get("progress", {}).get("epoch", 0))
     if merged["n_epochs"] <= done:
@@ -65,6 +72,17 @@ def resumed_args(args, argv):
     return argparse.Namespace(**merged)
 
 
+def _refuse_run_folder(path):
+    """``--resume`` names a checkpoint folder; given a run folder, say which checkpoint in it
+    to name."""
+    if os.path.isfile(os.path.join(path, MANIFEST)) or not os.path.isdir(path):
+        return
+    newest = newest_checkpoint(path)
+    if newest:
+        raise UsageError("--resume %s is a run folder, not a checkpoint: resume its newest "
+                         "checkpoint with --resume %s" % (path, newest))
+
+
 def checkpoint_run_folder(checkpoint_path):
     """The run folder a run_ddpg.py checkpoint belongs to: the folder it lies in.
 
@@ -73,12 +91,15 @@ def checkpoint_run_folder(checkpoint_path):
     ``checkpoint_N/ddpg``) has no run folder around it: the user must say where the resumed
     run writes, with ``--log-dir``.
     """
-    folder = os.path.dirname(os.path.abspath(os.path.normpath(checkpoint_path)))
+    # the folder in the user's own terms (relative when the checkpoint's path is), so that
+    # messages name paths as the user typed them
+    folder = os.path.dirname(os.path.normpath(checkpoint_path)) or os.curdir
     if not any(os.path.isfile(os.path.join(folder, name))
                for name in ("params.json", "progress.csv")):
         raise UsageError("--resume %s: the folder it lies in (%s) is not a run_ddpg.py run "
                          "folder (no params.json or progress.csv); pass --log-dir DIR for "
-                         "the resumed run's logs and checkpoints" % (checkpoint_path, folder))
+                         "the resumed run's logs and checkpoints"
+                         % (checkpoint_path, os.path.abspath(folder)))
     return folder
 
 

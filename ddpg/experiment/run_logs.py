@@ -39,7 +39,8 @@ def tensorboard_problem(args):
     if not getattr(args, "tensorboard", False):
         return None
     if not args.log_dir:
-        return "--tensorboard writes its event files into the run's folder: give --log-dir"
+        return ("--tensorboard writes its event files into the run's folder: leave out "
+                "--no-log-dir")
     try:
         import tensorboardX  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
     except ImportError:

@@ -6,25 +6,46 @@ traceback of the library's internals says neither. :func:`run_script` runs a scr
 one line on stderr and exit status 2, as argparse does for the flags it checks itself. The
 faults of a run (:mod:`ddpg.errors`: the environment returned NaN, training diverged, the
 environment crashed) are reported the same way with exit status 1. ``--debug`` or
-``DDPG_DEBUG=1`` shows the traceback instead.
+``DDPG_DEBUG=1`` shows the traceback instead. Ctrl-C ends with one line naming the checkpoint
+to resume from (exit status 130).
 """
 import os
 import sys
 
 from ddpg.errors import CheckpointError, DivergenceError, EnvError, NonFiniteError
 
-__all__ = ["UsageError", "DEBUG_VARIABLE", "add_debug_flag", "add_trust_pickle_flag",
+__all__ = ["UsageError", "RunInterrupted", "RunWriteError", "DEBUG_VARIABLE", "add_debug_flag", "add_trust_pickle_flag",
            "debug_requested", "run_script"]
 
 #: Set to 1 to see tracebacks instead of one-line messages.
 DEBUG_VARIABLE = "DDPG_DEBUG"
 
-#: Faults of a run (not of its flags): a message, exit status 1.
-RUN_FAULTS = (NonFiniteError, DivergenceError, EnvError, CheckpointError)
 
 
 class UsageError(ValueError):
     """A command-line value that cannot work; the message names the flag that fixes it."""
+
+
+class RunWriteError(RuntimeError):
+    """A file of the run could not be written (a full disk); the message names the last
+    complete checkpoint."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped training in ``epoch``; ``checkpoint`` is the folder saved to resume
+    from, or None and ``unsaved_because`` the flag that made the run save nothing."""
+
+    def __init__(self, epoch, checkpoint, unsaved_because=None):
+        super().__init__(epoch, checkpoint, unsaved_because)
+        self.epoch = epoch
+        self.checkpoint = checkpoint
+        self.unsaved_because = unsaved_because
+
+
+#: Faults of a run (not of its flags): a message, exit status 1.
+RUN_FAULTS = (NonFiniteError, DivergenceError, EnvError, CheckpointError, RunWriteError)
+#: The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+INTERRUPTED_STATUS = 130
 
 
 def add_debug_flag(parser):
@@ -71,3 +92,16 @@ def run_script(main, argv=None, prog=None):
         print("%s: error: %s\n(%s=1 or --debug shows the traceback)"
               % (prog, error, DEBUG_VARIABLE), file=sys.stderr)
         sys.exit(1)
+    except RunInterrupted as interrupted:
+        print(interrupted_message(interrupted, prog), file=sys.stderr)
+        sys.exit(INTERRUPTED_STATUS)
+
+
+def interrupted_message(interrupted, prog):
+    """The line Ctrl-C ends a run with: where it stopped and how to continue it."""
+    if interrupted.checkpoint is None:
+        return ("%s: interrupted at epoch %d; nothing was saved (%s)"
+                % (prog, interrupted.epoch, interrupted.unsaved_because))
+    command = prog if prog.startswith("ddpg-") else "python " + sys.argv[0]
+    return ("%s: interrupted at epoch %d: resume with %s --resume %s"
+            % (prog, interrupted.epoch, command, interrupted.checkpoint))

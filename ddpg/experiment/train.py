@@ -21,41 +21,88 @@ format opens only with ``--trust-pickle`` (see docs/checkpoints.md).
 import os
 
 from ddpg import logger
+from ddpg.errors import CheckpointError
 from ddpg.experiment.build import prepare_run
 from ddpg.experiment.resume import continue_progress
+from ddpg.experiment.run_folder import (INTERRUPTED, checkpoint_epoch, claim_run_folder,
+                                        newest_checkpoint)
 from ddpg.experiment.run_logs import close_logging, setup_logging, setup_tensorboard
-from ddpg.experiment.script import run_script
+from ddpg.experiment.script import RunInterrupted, RunWriteError, run_script
 
 __all__ = ["main", "entry"]
 
 
 def main(argv=None):
-    """Train the run that the command line ``argv`` describes; return the algorithm."""
+    """Train the run that the command line ``argv`` describes; return the algorithm.
+
+    Ctrl-C saves ``interrupted/`` in the run folder and raises :class:`RunInterrupted`
+    (which :func:`ddpg.experiment.script.run_script` turns into the line naming the
+    checkpoint to resume); a file of the run that cannot be written (a full disk) raises
+    :class:`RunWriteError`, naming the last complete checkpoint.
+    """
     # everything is parsed, built and checked (and a --resume checkpoint restored) before
-    # the log folder is created: a run that fails before training leaves nothing behind
+    # the run folder is touched: a run that fails before training leaves nothing behind
     args, env, max_path_length, algo = prepare_run(argv)
-    if args.resume:
-        # rows written after the checkpoint (a run killed before its next save) go, now that
-        # the restore has succeeded
-        continue_progress(args.log_dir, algo.epoch)
-    setup_logging(args.log_dir, args)
-    if args.log_dir:
+    if not args.log_dir:
+        logger.log("--no-log-dir: this run saves nothing (no progress.csv, no checkpoints)")
+        return _train(args, algo, max_path_length, None)
+    with claim_run_folder(args, resumed_from=args.resume) as folder:
+        if args.resume:
+            # rows written after the checkpoint (a run killed before its next save) go, now
+            # that the restore has succeeded
+            continue_progress(args.log_dir, algo.epoch)
+        setup_logging(args.log_dir, args)
         logger.log("Run folder: %s" % os.path.abspath(args.log_dir))
+        return _train(args, algo, max_path_length, folder)
+
+
+def _train(args, algo, max_path_length, folder):
     if args.resume:
         logger.log("Resumed from %s at epoch %d; training to epoch %d"
                    % (args.resume, algo.epoch, algo.n_epochs))
     setup_tensorboard(args, algo)
-    logger.log("Training DDPG on %s (ctx %s, max_path_length %d)"
-               % (args.env, algo.ctx, max_path_length))
-    if args.log_dir:
+    logger.log("Training %s on %s (ctx %s, max_path_length %d)"
+               % (args.algo.upper(), args.env, algo.ctx, max_path_length))
+    if folder is not None:
         logger.set_snapshot_dir(args.log_dir)
         logger.set_snapshot_mode(args.snapshot_mode)
         logger.set_snapshot_gap(args.snapshot_gap)
     try:
-        algo.train()
+        algo.train(epoch_callback=None if folder is None else folder.after_epoch)
+    except KeyboardInterrupt:
+        raise _interruption(args, algo) from None
+    except (OSError, CheckpointError) as error:
+        if folder is None or not _is_write_error(error):
+            raise
+        raise RunWriteError(_write_error_message(args, error)) from error
     finally:
         close_logging(args.log_dir)
     return algo
+
+
+def _interruption(args, algo):
+    """What Ctrl-C left: the checkpoint to resume from, or why nothing was saved."""
+    if not args.log_dir:
+        return RunInterrupted(algo.epoch, None, "--no-log-dir")
+    if args.snapshot_mode == "none":
+        return RunInterrupted(algo.epoch, None, "--snapshot-mode none")
+    return RunInterrupted(algo.epoch, os.path.join(args.log_dir, INTERRUPTED))
+
+
+def _is_write_error(error):
+    return isinstance(error, OSError) or isinstance(error.__cause__, OSError)
+
+
+def _write_error_message(args, error):
+    cause = error if isinstance(error, OSError) else error.__cause__
+    newest = newest_checkpoint(args.log_dir)
+    if newest:
+        kept = ("the last complete checkpoint, %s (%d epochs trained), is unchanged: resume "
+                "from it once there is room" % (newest, checkpoint_epoch(newest)))
+    else:
+        kept = "no checkpoint of this run was completed"
+    return "a file of the run in %s could not be written (%s); %s" % (args.log_dir, cause,
+                                                                       kept)
 
 
 def entry():
