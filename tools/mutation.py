@@ -52,6 +52,7 @@ MODULES = {
     "checkpoint.env_state": "ddpg/checkpoint/env_state.py",
     "checkpoint.ndarray_file": "ddpg/checkpoint/ndarray_file.py",
     "checkpoint.legacy": "ddpg/checkpoint/legacy.py",
+    "checkpoint.npz_file": "ddpg/checkpoint/npz_file.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it

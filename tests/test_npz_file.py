@@ -1,0 +1,54 @@
+"""ddpg.checkpoint.npz_file: the archive np.load reads, and a failed write that leaves no
+half-open archive behind (np.savez's ZipFile would complain later, from the garbage
+collector, after the run's own message)."""
+import errno
+import gc
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+from ddpg.checkpoint import npz_file
+
+
+def test_np_load_reads_back_every_array_exactly(tmp_path):
+    arrays = {"obss": np.arange(12, dtype=np.float32).reshape(3, 4),
+              "ends": np.array([True, False, True]),
+              "top": np.int64(7), "empty": np.zeros((0, 2))}
+    path = str(tmp_path / "a.npz")
+    npz_file.write_npz(path, arrays)
+    with np.load(path, allow_pickle=False) as loaded:
+        assert sorted(loaded.files) == sorted(arrays)
+        for name, value in arrays.items():
+            assert loaded[name].dtype == np.asarray(value).dtype
+            assert loaded[name].shape == np.shape(value)
+            np.testing.assert_array_equal(loaded[name], value)
+    with zipfile.ZipFile(path) as archive:
+        assert sorted(archive.namelist()) == sorted(name + ".npy" for name in arrays)
+        assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_STORED}
+
+
+def test_objects_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="allow_pickle=False"):
+        npz_file.write_npz(str(tmp_path / "a.npz"), {"x": np.array([{}], dtype=object)})
+
+
+def test_a_failed_write_raises_once_and_leaves_nothing_open(tmp_path, monkeypatch):
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    real_write_array = np.lib.format.write_array
+    written = []
+
+    def write_then_fail(member, array, **options):
+        if written:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(array)
+        real_write_array(member, array, **options)
+
+    monkeypatch.setattr(np.lib.format, "write_array", write_then_fail)
+    with pytest.raises(OSError, match="No space left on device"):
+        npz_file.write_npz(str(tmp_path / "a.npz"), {"a": np.ones(3), "b": np.ones(3)})
+    gc.collect()
+    assert unraisable == []
+    assert len(written) == 1
