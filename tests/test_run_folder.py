@@ -18,7 +18,7 @@ import pytest
 
 from ddpg.experiment.run_folder import (LOCK_FILE, RunFolderLock, checkpoint_clock,
                                         default_run_folder, holds_run, newest_checkpoint)
-from ddpg.experiment.script import UsageError
+from ddpg.experiment.script import RunInterrupted, UsageError, run_script
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN = os.path.join(REPO, "examples", "run_ddpg.py")
@@ -320,3 +320,21 @@ def test_a_full_disk_keeps_the_last_good_checkpoint_and_says_so(tmp_path):
     # the checkpoint is whole: the run continues from it
     code, _, err = run(["--resume", "a/params", "--n-epochs", str(trained + 1)], tmp_path)
     assert code == 0, err
+
+
+@pytest.mark.parametrize("raised, message", [
+    (KeyboardInterrupt(), "\nddpg-train: interrupted\n"),
+    (RunInterrupted(4, "runs/x/interrupted"),
+     "ddpg-train: interrupted at epoch 4: resume with ddpg-train --resume "
+     "runs/x/interrupted\n"),
+    (RunInterrupted(0, None, "--snapshot-mode none"),
+     "ddpg-train: interrupted at epoch 0; nothing was saved (--snapshot-mode none)\n")])
+def test_run_script_ends_ctrl_c_with_one_line(capsys, raised, message):
+    def main(argv):
+        raise raised
+    with pytest.raises(SystemExit) as exit_info:
+        run_script(main, [], prog="ddpg-train")
+    assert exit_info.value.code == 130
+    assert capsys.readouterr().err == message
+    with pytest.raises(KeyboardInterrupt):  # --debug: the traceback
+        run_script(main, ["--debug"], prog="ddpg-train")

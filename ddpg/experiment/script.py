@@ -95,6 +95,11 @@ def run_script(main, argv=None, prog=None):
     except RunInterrupted as interrupted:
         print(interrupted_message(interrupted, prog), file=sys.stderr)
         sys.exit(INTERRUPTED_STATUS)
+    except KeyboardInterrupt:
+        # before training started, or a second Ctrl-C while the first one's checkpoint was
+        # being saved (the previous checkpoint is then left as it was)
+        print("\n%s: interrupted" % prog, file=sys.stderr)
+        sys.exit(INTERRUPTED_STATUS)
 
 
 def interrupted_message(interrupted, prog):
