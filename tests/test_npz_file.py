@@ -3,6 +3,7 @@ half-open archive behind (np.savez's ZipFile would complain later, from the garb
 collector, after the run's own message)."""
 import errno
 import gc
+import struct
 import sys
 import zipfile
 
@@ -27,6 +28,15 @@ def test_np_load_reads_back_every_array_exactly(tmp_path):
     with zipfile.ZipFile(path) as archive:
         assert sorted(archive.namelist()) == sorted(name + ".npy" for name in arrays)
         assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_STORED}
+
+
+def test_members_have_zip64_headers_so_they_may_exceed_2_gib(tmp_path):
+    path = str(tmp_path / "a.npz")
+    npz_file.write_npz(path, {"a": np.ones(3)})
+    with open(path, "rb") as handle:
+        header = struct.unpack("<4s5H3I2H", handle.read(30))
+    assert header[0] == b"PK\x03\x04"
+    assert header[7:9] == (0xFFFFFFFF, 0xFFFFFFFF)  # sizes in the ZIP64 extra field
 
 
 def test_objects_are_refused(tmp_path):

@@ -16,9 +16,10 @@ __all__ = ["write_npz"]
 
 def write_npz(filename, arrays):
     """Write ``{name: array}`` to ``filename`` as ``np.savez`` does (no pickled objects)."""
-    with open(filename, "wb") as out, \
-            zipfile.ZipFile(out, mode="w", compression=zipfile.ZIP_STORED,
-                            allowZip64=True) as archive:
+    # ZipFile's defaults are np.savez's: members stored uncompressed, ZIP64 allowed
+    with open(filename, "wb") as out, zipfile.ZipFile(out, mode="w") as archive:
         for name, value in arrays.items():
+            # a member's size is unknown when it is opened: ZIP64 headers from the start, or
+            # zipfile refuses members over 2 GiB (a large replay memory) when they are closed
             with archive.open(name + ".npy", mode="w", force_zip64=True) as member:
                 np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
