@@ -137,7 +137,7 @@ def _add_run_flags(run):
     add_hyperparameter(run, "progress_bar")
     run.add_argument("--tensorboard", action="store_true",
                      help="also write TensorBoard event files into --log-dir (needs "
-                          "tensorboardX: pip install -e '.[tensorboard]')")
+                          "tensorboardX: pip install \"mxnet-ddpg[tensorboard]\")")
     add_hyperparameter(run, "loss_log_interval")
     run.add_argument("--snapshot-mode", choices=["last", "all", "gap", "none"], default="last",
                      help="checkpoints in --log-dir after each epoch: 'last' keeps one "
