@@ -30,7 +30,7 @@ class RaisingArgumentParser(argparse.ArgumentParser):
 def split_run_flags(argv):
     """``(own arguments, run_ddpg.py arguments)``: the latter follow the first ``--``.
 
-    For the scripts that drive run_ddpg.py runs (benchmarks/learning.py, examples/sweep.py,
+    For the scripts that drive run_ddpg.py runs (benchmarks/learning.py, ddpg-sweep,
     benchmarks/tune_scaling.py) and pass the flags after ``--`` on to them.
     """
     argv = list(argv)
