@@ -16,8 +16,9 @@ try:
 except ImportError as error:  # pragma: no cover - depends on the installation
     raise ImportError(
         "ddpg needs MXNet 1.9: install the CPU wheel with `pip install mxnet==1.9.1` (or "
-        "`pip install .[cpu]`), or for CUDA 11.2 GPUs `pip install mxnet-cu112==1.9.1` "
-        "(`pip install .[gpu]`). MXNet 1.9 needs numpy<1.24. (%s)" % (error,))
+        "`pip install \"mxnet-ddpg[cpu]\"`), or for CUDA 11.2 GPUs `pip install "
+        "mxnet-cu112==1.9.1` (`pip install \"mxnet-ddpg[gpu]\"`). MXNet 1.9 needs "
+        "numpy<1.24. (%s)" % (error,))
 
 # On the CPU, MXNet's synchronous NaiveEngine runs DDPG's many small operations faster than
 # the threaded engine (see docs/performance.md). MXNet starts its engine at the

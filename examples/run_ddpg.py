@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Train DDPG from the command line.
+"""Train DDPG from the command line: the ``ddpg-train`` command, from a checkout without
+installing (same flags; :mod:`ddpg.experiment.train` is the command).
 
 With no arguments this is the MXNet example's ``run.py``: ``normalize(CartpoleEnv())``, the
 original 32-unit networks, ``max_path_length=100``, ``epoch_length=1000``,

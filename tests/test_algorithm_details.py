@@ -64,7 +64,7 @@ def record_updates(algo):
 def tensorboard_run(tmp_path):
     """A one-epoch run on EndlessPointEnv with a TensorBoard output on the global logger:
     ``(scalars read back, the env, the recorded updates)``; ``loss_log_interval`` 3."""
-    pytest.importorskip("tensorboardX", reason="pip install -e '.[tensorboard]'")
+    pytest.importorskip("tensorboardX", reason='pip install "mxnet-ddpg[tensorboard]"')
     pytest.importorskip("tensorboard", reason="the event files are read back with tensorboard")
     import tb_helpers
     env = EndlessPointEnv()

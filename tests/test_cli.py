@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from ddpg.experiment import commands
 from ddpg.experiment.script import run_script
 from ddpg.backend.context import num_gpus
 
@@ -289,3 +290,25 @@ def test_filtering_keeps_everything_else_on_stderr(capfd):
     err = capfd.readouterr().err
     assert "engine.cc" not in err and "graph_executor" not in err
     assert "a warning of the program" in err and "from python" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# python -m ddpg
+
+
+def test_python_m_ddpg_lists_every_command_and_its_entry_point_exists(capsys):
+    assert commands.main([]) == 0
+    listing = capsys.readouterr().out
+    for name, target, summary in commands.COMMANDS:
+        assert "  %s  " % name.ljust(len("ddpg-evaluate")) + summary in listing
+        module, function = target.split(":")
+        assert callable(getattr(importlib.import_module(module), function)), target
+
+
+def test_python_m_ddpg_refuses_an_argument_in_one_line(capsys):
+    assert commands.main(["train", "--n-epochs", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == ("python -m ddpg: error: unrecognized argument train: it takes "
+                            "none; the commands it lists take their own (e.g. ddpg-train "
+                            "--help)\n")

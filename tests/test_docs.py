@@ -4,9 +4,10 @@
   repository, and every ``#anchor`` at a heading of the target page (GitHub's anchor slugs).
 * Every ``--flag`` in a command that runs one of the repository's scripts (``python
   examples/run_ddpg.py ...``, ``python benchmarks/learning.py ...``, ``python -m ddpg.plot
-  ...``, in code blocks and inline code) is an option of that script's ``--help``; flags after
-  a lone ``--`` of the scripts that pass them on belong to ``examples/run_ddpg.py``. Every
-  other ``--flag`` the pages mention is an option of at least one script.
+  ...``, in code blocks and inline code) or one of the installed commands (``ddpg-train ...``,
+  whose ``--help`` is that of its entry point) is an option of that script's ``--help``; flags
+  after a lone ``--`` of the scripts that pass them on belong to ``examples/run_ddpg.py``.
+  Every other ``--flag`` the pages mention is an option of at least one script.
 * docs/api.md is what ``docs/gen_api.py`` writes from the code, and names every public name.
 """
 import functools
@@ -18,6 +19,8 @@ import subprocess
 import sys
 
 import pytest
+
+from ddpg.experiment.commands import COMMANDS
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(REPO, "docs")
@@ -39,9 +42,12 @@ SCRIPTS = {
     "ddpg.experiment.export": ["-m", "ddpg.export"],
     "docs/gen_api.py": ["docs/gen_api.py"],
 }
+#: The console scripts (ddpg-train, ...), each run through its entry point.
+SCRIPTS.update({name: ["-c", "import {0}; {0}.{1}()".format(*target.split(":"))]
+                for name, target, _ in COMMANDS})
 #: Scripts that pass the flags after a lone ``--`` on to examples/run_ddpg.py.
 PASS_ON = {"benchmarks/learning.py", "examples/sweep.py", "benchmarks/tune_scaling.py",
-           "benchmarks/faults.py"}
+           "benchmarks/faults.py", "ddpg-sweep"}
 #: Flags of other programs that the pages show (``ray start``, ``pip``, ``pytest``).
 OTHER_PROGRAMS = ("ray ", "pip ", "pytest", "python -m pytest", "python3 -m venv", "tensorboard ")
 
@@ -50,7 +56,8 @@ SCRIPT = re.compile(r"python3?\s+(?:-m\s+ddpg\.(?:plot|export)"
                     r"|(?:examples|benchmarks|docs|tools)/\w+\.py)"
                     r"|(?<![\w/])(?:examples/|benchmarks/|tools/)?(?:run_ddpg|evaluate|sweep|"
                     r"learning|throughput|jax_ddpg|faults|mutation|soak|tune_scaling|"
-                    r"sb3_pendulum)\.py")
+                    r"sb3_pendulum)\.py"
+                    r"|(?<![\w/-])(?:%s)(?![\w-])" % "|".join(name for name, _, _ in COMMANDS))
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
@@ -151,6 +158,8 @@ def script_flags(script):
 
 def script_of(token):
     """The SCRIPTS key of a script as a command writes it."""
+    if token in SCRIPTS:  # an installed command
+        return token
     for script, argv in SCRIPTS.items():
         if argv[0] == "-m" and argv[1] in token:  # python -m ddpg.plot
             return script
@@ -211,14 +220,19 @@ def test_flags_exist_in_the_scripts_help(path):
 
 
 def test_flag_check_finds_invented_flags():
-    """The checker itself: a flag a script lacks, in a command, after ``--`` and in prose."""
+    """The checker itself: a flag a script or a command lacks, in a command, after ``--`` and
+    in prose."""
     text = ("```bash\npython examples/run_ddpg.py --n-epochs 5 --no-such-flag 1\n"
             "python benchmarks/learning.py --task pendulum -- --batch-size 64 --task x\n"
+            "ddpg-evaluate runs/x/params --episodes 2 --n-epochs 3\n"
+            "ddpg-sweep --seeds 1 2 -- --n-epochs 2 --seeds 3\n"
             "ray start --head --port 6390\n```\n"
             "Use `python -m ddpg.plot runs -o x.png --hline a=1 --bogus` or `--invented`.\n")
     assert unknown_flags(text) == ["--invented (in no script's --help)",
+                                   "ddpg-evaluate --n-epochs",
                                    "ddpg.experiment.plot --bogus",
                                    "examples/run_ddpg.py --no-such-flag",
+                                   "examples/run_ddpg.py --seeds",
                                    "examples/run_ddpg.py --task"]
 
 

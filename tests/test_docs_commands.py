@@ -37,7 +37,7 @@ def test_the_run_py_snippet_runs_as_written_on_the_cpu(monkeypatch):
 
 def test_every_documented_resume_continues_its_run():
     commands = [line for block in code_blocks("bash") for line in block.splitlines()
-                if "--resume" in line and "run_ddpg.py" in line]
+                if "--resume" in line and ("run_ddpg.py" in line or "ddpg-train" in line)]
     prose = []
     for path in DOCS:
         with open(path) as doc:
@@ -81,3 +81,13 @@ def test_the_mxnet_extras_install_what_requirements_txt_installs(monkeypatch, ex
     for requirement in arguments["extras_require"][extra]:
         if not requirement.startswith("mxnet"):
             assert "==" not in requirement, requirement
+
+
+def test_the_tensorboard_extra_installs_what_tensorboard_logdir_needs(monkeypatch):
+    """The pages tell users of the extra to run ``tensorboard --logdir runs``: the extra
+    installs tensorboard too, at the version the tests read event files with."""
+    extra = setup_arguments(monkeypatch)["extras_require"]["tensorboard"]
+    with open(os.path.join(REPO, "requirements-test.txt")) as requirements:
+        pinned = [line.split("#")[0].strip() for line in requirements
+                  if re.match(r"tensorboard(X)?==", line)]
+    assert sorted(pinned) == sorted(extra)

@@ -11,8 +11,8 @@ import pytest
 from ddpg import experiment, logger
 from ddpg.experiment import export
 
-pytest.importorskip("onnx", reason="pip install -e '.[onnx]'")
-ort = pytest.importorskip("onnxruntime", reason="pip install -e '.[onnx]'")
+pytest.importorskip("onnx", reason='pip install "mxnet-ddpg[onnx]"')
+ort = pytest.importorskip("onnxruntime", reason='pip install "mxnet-ddpg[onnx]"')
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "examples"))

@@ -12,7 +12,7 @@ from ddpg.logger import Logger
 
 import tb_helpers
 
-pytest.importorskip("tensorboardX", reason="pip install -e '.[tensorboard]'")
+pytest.importorskip("tensorboardX", reason='pip install "mxnet-ddpg[tensorboard]"')
 pytest.importorskip("tensorboard", reason="the event files are read back with tensorboard")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

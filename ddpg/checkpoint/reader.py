@@ -1,7 +1,7 @@
 """Reading a checkpoint folder, file by file, each checked against the manifest.
 
 :class:`CheckpointReader` returns plain numpy arrays, dicts and values and touches no
-algorithm, so tools (``examples/evaluate.py``) can read just the part they need; restoring
+algorithm, so tools (``ddpg-evaluate``) can read just the part they need; restoring
 (:mod:`ddpg.checkpoint.restoring`) is built on it. Every file's size and SHA-256 are checked
 against the manifest before it is parsed; NDArray files are structure-checked before
 ``mx.nd.load`` (:mod:`ddpg.checkpoint.ndarray_file`), ``.npz`` files are read with
@@ -32,7 +32,7 @@ class CheckpointReader(object):
     """Reads a checkpoint folder file by file, checking each against the manifest.
 
     Nothing here touches an algorithm: it returns plain numpy arrays, dicts and values, so
-    tools (``examples/evaluate.py``) can read just the part they need. Reading never runs
+    tools (``ddpg-evaluate``) can read just the part they need. Reading never runs
     code from the checkpoint, except for the pickles of a version-1 checkpoint when
     ``trust_pickle`` is true (a warning says so); without it those raise
     :class:`CheckpointError` saying why and how.

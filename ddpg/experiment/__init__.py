@@ -1,8 +1,13 @@
-"""The command-line experiment of ``examples/run_ddpg.py`` as a library package.
+"""The commands (``ddpg-train``, ``ddpg-evaluate``, ...) and their command-line experiment.
 
-``run_ddpg.py`` and the Ray Tune sweeps (:mod:`ddpg.experiment.tune`) configure a run with the
+The installed commands are modules here, each with an ``entry()`` (:mod:`ddpg.experiment.commands`
+lists them): :mod:`~ddpg.experiment.train`, :mod:`~ddpg.experiment.evaluate`,
+:mod:`~ddpg.experiment.export`, :mod:`~ddpg.experiment.plot`, :mod:`~ddpg.experiment.sweep`;
+the scripts of ``examples/`` run them from a checkout.
+
+``ddpg-train`` and the Ray Tune sweeps (:mod:`ddpg.experiment.tune`) configure a run with the
 same options, parsed by the same parser and built by the same functions, so that a sweep's
-trial is exactly the run ``run_ddpg.py`` would make from the same flags. The package's modules,
+trial is exactly the run ``ddpg-train`` would make from the same flags. The package's modules,
 one job each:
 
 - :mod:`ddpg.experiment.cli`: the argument parser (the hyperparameters' flags come from

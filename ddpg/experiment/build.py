@@ -4,8 +4,8 @@ strategy and algorithm, checked before anything is written.
 :func:`prepare_run` is the whole of it for a command line (``--resume`` included): every bad
 setting becomes a :class:`ddpg.experiment.script.UsageError` naming its flag. The pieces
 (:func:`make_env`, :func:`make_strategy`, :func:`make_algorithm`) serve the Ray Tune trials,
-``examples/evaluate.py`` and ``python -m ddpg.export`` too, so that each rebuilds a run
-exactly as run_ddpg.py built it. The algorithm's arguments come from the flags through
+``ddpg-evaluate`` and ``ddpg-export`` too, so that each rebuilds a run exactly as
+``ddpg-train`` built it. The algorithm's arguments come from the flags through
 :func:`ddpg.hyperparams.from_flags`.
 """
 from ddpg import DDPG, hyperparams
@@ -34,7 +34,7 @@ ALGORITHMS = {"ddpg": DDPG, "td3": TD3}
 def make_env(args, render_mode=None):
     """The training environment, normalised to [-1, 1] actions as run.py does.
 
-    ``render_mode`` is passed to gymnasium (examples/evaluate.py asks for "rgb_array").
+    ``render_mode`` is passed to gymnasium (ddpg-evaluate asks for "rgb_array").
     """
     if args.env.lower() == "cartpole":
         inner = CartpoleEnv(reset_quirk=not args.no_reset_quirk)
@@ -116,7 +116,7 @@ def make_algorithm(args, env, max_path_length):
     """The DDPG (or TD3) run that the parsed arguments ``args`` describe, on ``env``.
 
     Its ``checkpoint_metadata`` records ``args`` (``--resume`` left out), so that
-    ``run_ddpg.py --resume`` and ``examples/evaluate.py`` can rebuild the run from a checkpoint.
+    ``ddpg-train --resume`` and ``ddpg-evaluate`` can rebuild the run from a checkpoint.
     """
     network_options = dict(activation=args.activation, layer_norm=args.layer_norm,
                            output_init=args.output_init, hidden_init=args.hidden_init)

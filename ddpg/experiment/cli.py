@@ -11,12 +11,12 @@ import re
 
 from ddpg import hyperparams
 from ddpg.backend.initializers import HIDDEN_INITS, OUTPUT_INITS
-from ddpg.logger import TENSORBOARD_INSTALL as TENSORBOARD_EXTRA
 from ddpg.experiment.presets import add_preset_argument
-from ddpg.experiment.script import UsageError, add_debug_flag, add_trust_pickle_flag
+from ddpg.experiment.script import (HelpFormatter, UsageError, add_debug_flag,
+                                    add_trust_pickle_flag)
 from ddpg.utils import ACTIVATIONS
 
-__all__ = ["RaisingArgumentParser", "HelpFormatter", "split_run_flags", "build_parser", "add_hyperparameter",
+__all__ = ["RaisingArgumentParser", "split_run_flags", "build_parser", "add_hyperparameter",
            "explicit_flags", "parser_actions", "option_names", "flags_named_in",
            "usage_error"]
 
@@ -32,7 +32,7 @@ class RaisingArgumentParser(argparse.ArgumentParser):
 def split_run_flags(argv):
     """``(own arguments, run_ddpg.py arguments)``: the latter follow the first ``--``.
 
-    For the scripts that drive run_ddpg.py runs (benchmarks/learning.py, examples/sweep.py,
+    For the scripts that drive run_ddpg.py runs (benchmarks/learning.py, ddpg-sweep,
     benchmarks/tune_scaling.py) and pass the flags after ``--`` on to them.
     """
     argv = list(argv)
@@ -61,18 +61,6 @@ _ALGORITHM_FLAGS = (
     "soft_target_tau", "n_updates_per_sample", "train_freq", "gradient_steps", "scale_reward",
     "qfunc_weight_decay", "policy_weight_decay", "qfunc_grad_clip", "policy_grad_clip",
     "include_horizon_terminal", "bootstrap_truncated")
-
-
-class HelpFormatter(argparse.HelpFormatter):
-    """Each flag's default once: appended as ``(default: X)`` unless the help already says
-    what the default is, and left out where there is none to show (None, a switch's False)."""
-
-    def _get_help_string(self, action):
-        text = action.help or ""
-        if ("default" in text or action.default in (None, False, [], argparse.SUPPRESS)
-                or action.required or not action.option_strings):
-            return text
-        return text + " (default: %(default)s)"
 
 
 def build_parser(parser_class=argparse.ArgumentParser):
@@ -183,8 +171,8 @@ def _add_logging_flags(logs):
                       help="epochs between checkpoints with --snapshot-mode gap")
     add_hyperparameter(logs, "progress_bar")
     logs.add_argument("--tensorboard", action="store_true",
-                      help="also write TensorBoard event files into the run folder (install: "
-                           "%s)" % TENSORBOARD_EXTRA)
+                      help="also write TensorBoard event files into the run folder (needs "
+                           "pip install \"mxnet-ddpg[tensorboard]\")")
     add_hyperparameter(logs, "loss_log_interval")
 
 

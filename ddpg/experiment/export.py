@@ -1,6 +1,6 @@
 """A checkpoint's policy as a stand-alone model: an MXNet symbol + parameters pair, and ONNX.
 
-    python -m ddpg.export runs/pendulum/params -o exported/pendulum
+    ddpg-export runs/pendulum/params -o exported/pendulum    # or: python -m ddpg.export ...
 
 writes ``exported/pendulum-symbol.json`` and ``exported/pendulum-0000.params`` (MXNet's own
 checkpoint pair: ``mx.gluon.SymbolBlock.imports`` or ``mx.model.load_checkpoint`` +
@@ -23,14 +23,14 @@ Input ``obs``: float32 ``(batch, obs_dim)``; output: float32 ``(batch, act_dim)`
 file also records what it was exported from in its metadata (``ddpg.*`` keys).
 
 ONNX needs ``onnx==1.14.1`` (MXNet 1.9's exporter imports ``onnx.mapping``, which later onnx
-releases removed): ``pip install -e ".[onnx]"``. MXNet 1.9 converts ``LayerNorm`` for ONNX
+releases removed): ``pip install "mxnet-ddpg[onnx]"``. MXNet 1.9 converts ``LayerNorm`` for ONNX
 opset 13 only; onnx 1.14 declares opset 19, whose ``ReduceMean`` takes its axes differently,
 so this module registers a converter to ONNX's own ``LayerNormalization`` (opset 17+).
 """
 import argparse
+import functools
 import json
 import os
-import sys
 
 import numpy as np
 
@@ -42,26 +42,31 @@ from ddpg.checkpoint import CheckpointReader
 from ddpg.envs import NormalizedEnv
 from ddpg.envs.normalized_env import OBS_NORMALIZATION_EPS
 from ddpg.errors import CheckpointError
+from ddpg.experiment.script import HelpFormatter, run_script
 from ddpg.utils import DEFAULT_POLICY_HIDDEN_SIZES, define_policy
 
 __all__ = ["export_policy", "build_exported_policy", "ExportedPolicy", "policy_options",
-           "checkpoint_run_args", "apply_normalization", "main", "ONNX_INSTALL", "INPUT_NAME"]
+           "checkpoint_run_args", "apply_normalization", "build_parser", "main", "entry",
+           "ONNX_INSTALL", "INPUT_NAME", "PROG"]
 
 #: How to get the ONNX exporter's dependency, named in the error raised without it.
-ONNX_INSTALL = 'pip install onnx==1.14.1 (or pip install -e ".[onnx]")'
+ONNX_INSTALL = 'pip install onnx==1.14.1 (or pip install "mxnet-ddpg[onnx]")'
 #: The exported graph's input.
 INPUT_NAME = "obs"
 FORMATS = ("mxnet", "onnx")
+#: The command's name in its messages when run as ``python -m ddpg.export``; the console
+#: script ``ddpg-export`` passes its own.
+PROG = "python -m ddpg.export"
 
 
 # ---------------------------------------------------------------------------------------------
-# what a checkpoint says about its policy and environment (also used by examples/evaluate.py)
+# what a checkpoint says about its policy and environment (also used by ddpg-evaluate)
 
 
 def checkpoint_run_args(manifest, env_override=None):
-    """run_ddpg.py's arguments for rebuilding the checkpoint's environment.
+    """ddpg-train's arguments for rebuilding the checkpoint's environment.
 
-    The arguments run_ddpg.py saved in the manifest (its defaults for options newer than the
+    The arguments ddpg-train saved in the manifest (its defaults for options newer than the
     checkpoint); a checkpoint written from Python has none and needs ``env_override`` (a
     ``--env`` value), its horizon and seed then coming from the manifest's hyperparameters.
     """
@@ -286,13 +291,13 @@ def export_policy(checkpoint, out, formats=FORMATS, env=None):
 # command line
 
 
-def build_parser():
+def build_parser(prog=PROG):
     parser = argparse.ArgumentParser(
-        prog="python -m ddpg.export",
+        prog=prog,
         description="Export the policy of a DDPG checkpoint as an MXNet symbol + params pair "
                     "and as ONNX: raw observations in, actions in the environment's units out "
                     "(observation normalisation and action rescaling included).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=HelpFormatter)
     parser.add_argument("checkpoint", help="checkpoint folder (e.g. runs/pendulum/params)")
     parser.add_argument("-o", "--out", required=True, metavar="OUT",
                         help="path prefix: writes OUT-symbol.json, OUT-0000.params, OUT.onnx")
@@ -300,12 +305,12 @@ def build_parser():
                         help="what to write")
     parser.add_argument("--env", default=None,
                         help="the environment ('cartpole' or a gymnasium id) of a checkpoint "
-                             "written from Python rather than by run_ddpg.py")
+                             "written from Python rather than by ddpg-train")
     return parser
 
 
-def main(argv=None):
-    parser = build_parser()
+def main(argv=None, prog=PROG):
+    parser = build_parser(prog)
     options = parser.parse_args(argv)
     formats = FORMATS if options.format == "both" else (options.format,)
     try:
@@ -319,5 +324,6 @@ def main(argv=None):
     return written
 
 
-if __name__ == "__main__":
-    main(sys.argv[1:])
+def entry():
+    """The ``ddpg-export`` console script."""
+    run_script(functools.partial(main, prog="ddpg-export"), prog="ddpg-export")

@@ -1,7 +1,7 @@
 """Learning curves from ``progress.csv`` files: mean +- std over seeds, one line per group.
 
-    python -m ddpg.plot runs/bench/pendulum -o docs/pendulum.png --hline "SB3 zoo=-152"
-    python -m ddpg.plot runs/a runs/b -o both.png --label "small=*runs/a*" --label "big=*runs/b*"
+    ddpg-plot runs/bench/pendulum -o docs/pendulum.png --hline "SB3 zoo=-152"
+    ddpg-plot runs/a runs/b -o both.png --label "small=*runs/a*" --label "big=*runs/b*"
 
 Arguments are ``progress.csv`` files, run folders, or folders above them (searched
 recursively). x is the ``TotalEnvSteps`` column (training environment steps; evaluation steps
@@ -11,15 +11,22 @@ which std is drawn is documented in :mod:`ddpg.experiment.results`.
 
 matplotlib is imported only when a figure is drawn (with the non-interactive Agg backend, so
 this works on machines without a display), and only this module needs it: it is a benchmark
-requirement (``requirements-bench.txt``), not a requirement of the library.
+requirement (``requirements-bench.txt``), not a requirement of the library. ``ddpg-plot`` and
+``python -m ddpg.plot`` are the same command.
 """
 import argparse
+import functools
 import os
 import sys
 
 from ddpg.experiment.results import aggregate, find_progress_files, group_runs, read_curve
+from ddpg.experiment.script import run_script
 
-__all__ = ["import_pyplot", "plot_curves", "parse_pair", "main"]
+__all__ = ["import_pyplot", "plot_curves", "parse_pair", "build_parser", "main", "entry", "PROG"]
+
+#: The command's name in its messages when run as ``python -m ddpg.plot``; the console script
+#: ``ddpg-plot`` passes its own.
+PROG = "python -m ddpg.plot"
 
 
 def import_pyplot():
@@ -113,9 +120,9 @@ def plot_curves(paths, output, key="AverageReturn", x="TotalEnvSteps", title=Non
     return drawn
 
 
-def build_parser():
+def build_parser(prog=PROG):
     parser = argparse.ArgumentParser(
-        prog="python -m ddpg.plot",
+        prog=prog,
         description="Plot mean +- std learning curves over seeds from progress.csv files. "
                     "Runs are grouped by the folder above their run folder "
                     "(runs/bench/pendulum/seed_1 -> pendulum) unless --label says otherwise, "
@@ -137,14 +144,14 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
+def main(argv=None, prog=PROG):
+    args = build_parser(prog).parse_args(argv)
     try:
         drawn = plot_curves(args.paths, args.output, key=args.key, x=args.x, title=args.title,
                             labels=args.label, hlines=args.hline)
     except (ImportError, ValueError, KeyError, FileNotFoundError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print("python -m ddpg.plot: error: %s" % (message,), file=sys.stderr)
+        print("%s: error: %s" % (prog, message), file=sys.stderr)
         return 2
     for group, data in drawn.items():
         print("%s: %d run(s), final %s %.6g +- %.6g at %s=%g"
@@ -154,5 +161,6 @@ def main(argv=None):
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def entry():
+    """The ``ddpg-plot`` console script."""
+    sys.exit(run_script(functools.partial(main, prog="ddpg-plot"), prog="ddpg-plot"))

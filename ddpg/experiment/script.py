@@ -9,12 +9,13 @@ environment crashed) are reported the same way with exit status 1. ``--debug`` o
 ``DDPG_DEBUG=1`` shows the traceback instead. Ctrl-C ends with one line naming the checkpoint
 to resume from (exit status 130).
 """
+import argparse
 import os
 import sys
 
 from ddpg.errors import CheckpointError, DivergenceError, EnvError, NonFiniteError
 
-__all__ = ["UsageError", "RunInterrupted", "RunWriteError", "DEBUG_VARIABLE", "add_debug_flag", "add_trust_pickle_flag",
+__all__ = ["HelpFormatter", "UsageError", "RunInterrupted", "RunWriteError", "DEBUG_VARIABLE", "add_debug_flag", "add_trust_pickle_flag",
            "debug_requested", "run_script"]
 
 #: Set to 1 to see tracebacks instead of one-line messages.
@@ -46,6 +47,18 @@ class RunInterrupted(KeyboardInterrupt):
 RUN_FAULTS = (NonFiniteError, DivergenceError, EnvError, CheckpointError, RunWriteError)
 #: The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
 INTERRUPTED_STATUS = 130
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Each flag's default once: appended as ``(default: X)`` unless the help already says
+    what the default is, and left out where there is none to show (None, a switch's False)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if ("default" in text or action.default in (None, False, [], argparse.SUPPRESS)
+                or action.required or not action.option_strings):
+            return text
+        return text + " (default: %(default)s)"
 
 
 def add_debug_flag(parser):

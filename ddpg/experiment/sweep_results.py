@@ -2,7 +2,7 @@
 
 :func:`summarize` groups the trials of a sweep folder by configuration (the trial's
 configuration without its seed), so that a finished, interrupted or resumed sweep can be
-summarised without starting Ray (``examples/sweep.py --summarize-only``). Each trial folder
+summarised without starting Ray (``ddpg-sweep --summarize-only``). Each trial folder
 holds ``trial.json`` (its configuration) and the ``progress.csv`` our logger wrote.
 """
 import csv

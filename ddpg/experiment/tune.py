@@ -1,4 +1,4 @@
-"""Hyperparameter and seed sweeps on Ray Tune, each trial a run of ``examples/run_ddpg.py``.
+"""Hyperparameter and seed sweeps on Ray Tune, each trial a run of ``ddpg-train``.
 
     from ddpg.experiment import tune as ddpg_tune
     ddpg_tune.start_ray()                                   # local Ray, or address="HOST:PORT"
@@ -6,9 +6,9 @@
                                seeds=[1, 2, 3], storage="runs/sweeps", name="lr")
     summary = ddpg_tune.summarize("runs/sweeps/lr")         # mean +- std over seeds per config
 
-``examples/sweep.py`` is the command line. Ray is an optional dependency
-(``pip install -r requirements-ray.txt``): this module imports it only inside the functions
-that need it, and ``import ddpg`` never imports this module.
+``ddpg-sweep`` (:mod:`ddpg.experiment.sweep`) is the command line. Ray is an optional
+dependency (the ``ray`` extra, :data:`INSTALL_HINT`): this module imports it only inside the
+functions that need it, and ``import ddpg`` never imports this module.
 
 This module holds the sweep: connecting to Ray, checking a sweep's arguments, running and
 resuming it. What happens inside one trial (threads, training, reports to Tune, restore from
@@ -50,8 +50,8 @@ __all__ = ["THREAD_VARIABLES", "RESERVED_OPTIONS", "SEARCH_KINDS", "INSTALL_HINT
            "start_ray", "check_sweep", "run_sweep", "resume_sweep", "summarize",
            "format_summary", "write_summary", "plot_summary"]
 
-INSTALL_HINT = ("pip install -r requirements-ray.txt (or pip install -e \".[ray]\"; Ray 2.60 "
-                "needs Python 3.10+)")
+INSTALL_HINT = ('pip install "mxnet-ddpg[ray]" (Ray 2.60 needs Python 3.10+; in a checkout: '
+                "pip install -r requirements-ray.txt)")
 #: Written by run_sweep into the sweep folder: what resume_sweep needs.
 SWEEP_FILE = "sweep.json"
 

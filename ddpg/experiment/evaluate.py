@@ -1,0 +1,279 @@
+"""``ddpg-evaluate`` (``examples/evaluate.py``): a saved policy's deterministic episodes.
+
+    ddpg-evaluate runs/pendulum/params --episodes 10
+    ddpg-evaluate runs/pendulum/params --episodes 1 --render pendulum.gif
+
+Only the policy is loaded (``policy.params``; the replay memory and optimiser state are not
+read), so evaluating is quick whatever the checkpoint's size. The environment and the policy
+network are rebuilt from the checkpoint: the arguments ``ddpg-train`` saved in its manifest,
+or ``--env`` for checkpoints written from Python. A normalised environment also gets the
+training run's observation/reward statistics, so normalised observations mean what they
+meant in training. Only data is read; a checkpoint of the older, pickled format needs
+``--trust-pickle`` (see docs/checkpoints.md).
+
+``--onnx FILE`` acts with a policy exported by ``ddpg-export`` instead, run by onnxruntime
+on the raw environment (the model normalises observations and rescales actions itself); the
+checkpoint still says which environment to build. An exported policy's normalisation
+statistics are those of the checkpoint, fixed; ``--freeze-obs-stats`` evaluates the
+checkpoint's own policy the same way (by default they keep adapting, as in training):
+
+    ddpg-export runs/pendulum/params -o exported/pendulum
+    ddpg-evaluate runs/pendulum/params --onnx exported/pendulum.onnx
+"""
+import argparse
+import os
+
+import numpy as np
+
+import ddpg  # noqa: F401  (before mxnet: ddpg sets MXNet's environment variables)
+import mxnet as mx
+
+from ddpg.checkpoint import CheckpointReader
+from ddpg.envs import seed_env
+from ddpg.errors import CheckpointError
+from ddpg.experiment.build import build_env
+# shared with ddpg.experiment.export, which rebuilds the environment the same way
+from ddpg.experiment.export import apply_normalization, checkpoint_run_args, policy_options
+from ddpg.experiment.results import write_json
+from ddpg.experiment.script import (HelpFormatter, UsageError, add_debug_flag,
+                                    add_trust_pickle_flag, run_script)
+from ddpg.policies import DeterministicMLPPolicy
+
+__all__ = ["build_parser", "run_arguments", "load_policy", "OnnxPolicy", "RenderError",
+           "render_frame", "run_episode", "run_episodes", "write_gif", "main", "entry",
+           "ONNXRUNTIME_INSTALL"]
+
+#: How to get onnxruntime for --onnx.
+ONNXRUNTIME_INSTALL = 'pip install onnxruntime==1.32.0 (or pip install "mxnet-ddpg[onnx]")'
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        description="Run deterministic episodes with the policy of a DDPG checkpoint and "
+                    "report their returns.",
+        formatter_class=HelpFormatter)
+    parser.add_argument("checkpoint", help="checkpoint folder (e.g. runs/x/params)")
+    parser.add_argument("--episodes", type=int, default=10,
+                        help="deterministic episodes to run (at least 1)")
+    parser.add_argument("--render", default=None, metavar="OUT.gif",
+                        help="write the first episode as an animated GIF (needs a gymnasium "
+                             "environment that renders rgb_array frames, and Pillow)")
+    parser.add_argument("--fps", type=int, default=30, help="frames per second of the GIF")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the evaluation environment; default: the run's seed + 1 "
+                             "(the seed of its evaluation environment)")
+    parser.add_argument("--max-path-length", type=int, default=None,
+                        help="episode cut-off; default: the run's")
+    parser.add_argument("--env", default=None,
+                        help="environment ('cartpole' or a gymnasium id) for checkpoints not "
+                             "written by ddpg-train, or to evaluate on another one")
+    parser.add_argument("--json", default=None, metavar="OUT.json",
+                        help="also write the statistics and every episode's return as JSON")
+    parser.add_argument("--onnx", default=None, metavar="POLICY.onnx",
+                        help="act with this exported policy (ddpg-export) under "
+                             "onnxruntime instead of the checkpoint's policy")
+    parser.add_argument("--freeze-obs-stats", action="store_true",
+                        help="keep the checkpoint's observation statistics fixed (as an "
+                             "exported policy does) instead of updating them while evaluating")
+    add_trust_pickle_flag(parser)
+    add_debug_flag(parser)
+    return parser
+
+
+def run_arguments(manifest, env_override):
+    """ddpg-train's arguments for rebuilding the environment (its defaults where unknown)."""
+    try:
+        return checkpoint_run_args(manifest, env_override)
+    except CheckpointError as error:
+        raise UsageError(str(error)) from error
+
+
+def load_policy(reader, env):
+    """A policy network bound for batch 1 on the CPU, with the checkpoint's parameters."""
+    manifest = reader.manifest
+    spaces = manifest["spaces"]
+    if (spaces["obs_dim"], spaces["act_dim"]) != (env.observation_space.flat_dim,
+                                                  env.action_space.flat_dim):
+        raise CheckpointError(
+            "the checkpoint's policy takes %d observation values and gives %d action values; "
+            "this environment has %d and %d" % (spaces["obs_dim"], spaces["act_dim"],
+                                               env.observation_space.flat_dim,
+                                               env.action_space.flat_dim))
+    policy = DeterministicMLPPolicy(env.spec, **policy_options(manifest))
+    policy.define_exe(ctx=mx.cpu(), init=mx.initializer.Zero(), updater=None,
+                      input_shapes={"obs": (1, env.observation_space.flat_dim)})
+    values = reader.params("policy")
+    current = {name: tuple(array.shape) for name, array in policy.arg_dict.items()
+               if name != "obs"}
+    saved = {name: tuple(value.shape) for name, value in values.items()}
+    if current != saved:
+        raise CheckpointError("the checkpoint's policy parameters %s do not fit the rebuilt "
+                              "network %s" % (saved, current))
+    for name, value in values.items():
+        policy.arg_dict[name][:] = value
+    return policy
+
+
+class OnnxPolicy(object):
+    """A policy exported by ``ddpg-export``, run by onnxruntime: raw observations
+    in, actions in the environment's units out."""
+
+    def __init__(self, path, obs_dim):
+        try:
+            import onnxruntime
+        except ImportError:
+            raise UsageError("--onnx needs onnxruntime: %s" % ONNXRUNTIME_INSTALL)
+        self.session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        model_input, = self.session.get_inputs()
+        if model_input.shape[-1] != obs_dim:
+            raise UsageError("--onnx %s takes %s observation values; the environment has %d"
+                               % (path, model_input.shape[-1], obs_dim))
+        self.input_name = model_input.name
+
+    def get_action(self, obs):
+        batch = np.asarray(obs, dtype=np.float32).reshape(1, -1)
+        return self.session.run(None, {self.input_name: batch})[0][0]
+
+
+class RenderError(RuntimeError):
+    """--render cannot work with this environment or installation."""
+
+
+def render_frame(env):
+    """One rgb_array frame, or a clear error when the environment cannot give one."""
+    try:
+        frame = env.render()
+    except Exception as error:  # pylint: disable=broad-except
+        raise RenderError("the environment could not render a frame (%s: %s)"
+                           % (type(error).__name__, error)) from error
+    shape = np.shape(frame) if isinstance(frame, np.ndarray) else None
+    if shape is None or len(shape) != 3 or shape[-1] not in (3, 4):
+        raise RenderError(
+            "the environment does not render rgb_array frames (render() gave %s); --render "
+            "needs a gymnasium environment that supports render_mode='rgb_array'"
+            % ("a %s" % type(frame).__name__ if shape is None else
+               "an array of shape %s" % (shape,)))
+    return frame
+
+
+def run_episode(env, policy, max_path_length, frames=None, reward_scale=1.0):
+    """Return and length of one deterministic episode; appends frames when given a list.
+
+    ``reward_scale`` multiplies the rewards, as ``normalize(scale_reward=...)`` does: an
+    exported policy acts on the raw environment but reports the training run's returns."""
+    obs = env.reset()
+    if frames is not None:
+        frames.append(render_frame(env))
+    total, length, done = 0.0, 0, False
+    while not done and length < max_path_length:
+        action = policy.get_action(obs)
+        obs, reward, done, _ = env.step(np.reshape(action, env.action_space.shape))
+        total += reward * reward_scale
+        length += 1
+        if frames is not None:
+            frames.append(render_frame(env))
+    return total, length
+
+
+def run_episodes(env, policy, max_path_length, episodes, render, reward_scale=1.0):
+    """Returns, lengths and (when ``render``) the first episode's frames."""
+    returns, lengths, frames = [], [], ([] if render else None)
+    for episode in range(episodes):
+        total, length = run_episode(env, policy, max_path_length,
+                                    frames if episode == 0 else None, reward_scale)
+        returns.append(total)
+        lengths.append(length)
+    return returns, lengths, frames
+
+
+def write_gif(frames, path, fps):
+    """Write ``frames`` (H x W x 3 uint8 arrays) as a looping GIF with Pillow, or imageio."""
+    images = [np.asarray(frame, dtype=np.uint8) for frame in frames]
+    duration_ms = max(1, int(round(1000.0 / fps)))
+    try:
+        from PIL import Image
+    except ImportError:
+        Image = None
+    if Image is not None:
+        pictures = [Image.fromarray(image) for image in images]
+        pictures[0].save(path, save_all=True, append_images=pictures[1:],
+                         duration=duration_ms, loop=0)
+        return path
+    try:
+        import imageio
+    except ImportError:
+        raise RenderError("writing a GIF needs Pillow or imageio; install one of them "
+                           "(pip install pillow)")
+    imageio.mimsave(path, images, duration=duration_ms / 1000.0, loop=0)
+    return path
+
+
+def main(argv=None):
+    options = build_parser().parse_args(argv)
+    if options.episodes < 1:
+        build_parser().error("--episodes must be at least 1")
+    if options.max_path_length is not None and options.max_path_length < 1:
+        build_parser().error("--max-path-length must be at least 1")
+    if options.fps < 1:
+        build_parser().error("--fps must be at least 1")
+    try:
+        reader = CheckpointReader(options.checkpoint, trust_pickle=options.trust_pickle)
+    except CheckpointError as error:
+        raise UsageError("checkpoint %s: %s" % (options.checkpoint, error)) from error
+    args = run_arguments(reader.manifest, options.env)
+    env, max_path_length = build_env(
+        args, render_mode="rgb_array" if options.render else None)
+    max_path_length = options.max_path_length or max_path_length
+    if options.env is None:
+        try:
+            apply_normalization(reader, env)
+        except CheckpointError as error:
+            raise UsageError("checkpoint %s: %s" % (options.checkpoint, error)) from error
+    env.freeze_obs_stats = options.freeze_obs_stats
+    if options.onnx:
+        # the model normalises and rescales itself: it acts on the environment normalize()
+        # wraps, whose rewards are scaled as normalize() scales them
+        policy = OnnxPolicy(options.onnx, env.observation_space.flat_dim)
+        acting_env, reward_scale = env.wrapped_env, env.scale_reward
+    else:
+        try:
+            policy = load_policy(reader, env)
+        except CheckpointError as error:
+            raise UsageError("checkpoint %s: %s%s" % (
+                options.checkpoint, error,
+                " (--env %s is not the environment it was trained on)" % options.env
+                if options.env else "")) from error
+        acting_env, reward_scale = env, 1.0
+    seed = options.seed if options.seed is not None else int(args.seed) + 1
+    np.random.seed(seed)
+    seed_env(env, seed)
+
+    try:
+        returns, lengths, frames = run_episodes(acting_env, policy, max_path_length,
+                                                options.episodes, options.render, reward_scale)
+    except RenderError as error:
+        raise UsageError("--render %s: %s" % (options.render, error)) from error
+    stats = {"episodes": len(returns), "mean": float(np.mean(returns)),
+             "std": float(np.std(returns)), "min": float(np.min(returns)),
+             "max": float(np.max(returns)), "mean_length": float(np.mean(lengths))}
+    if options.json:
+        write_json(options.json, dict(
+            stats, checkpoint=os.path.abspath(options.checkpoint), seed=seed,
+            epoch=reader.manifest["progress"]["epoch"], env=args.env, onnx=options.onnx,
+            returns=[float(r) for r in returns]))
+    print("%s (epoch %d): %d episodes, return mean %.4f, std %.4f, min %.4f, max %.4f; "
+          "mean length %.1f" % (options.checkpoint, reader.manifest["progress"]["epoch"],
+                                stats["episodes"], stats["mean"], stats["std"],
+                                stats["min"], stats["max"], stats["mean_length"]))
+    if options.render:
+        try:
+            write_gif(frames, options.render, options.fps)
+        except RenderError as error:
+            raise UsageError("--render %s: %s" % (options.render, error)) from error
+        print("wrote %d frames to %s" % (len(frames), options.render))
+    return stats
+
+
+def entry():
+    """The ``ddpg-evaluate`` console script."""
+    run_script(main, prog="ddpg-evaluate")
