@@ -66,6 +66,9 @@ UNREACHABLE_LAYOUT_LABEL = (
     "cannot raise: a target's parameters are inferred from the online network's own symbol "
     "and input shapes")
 EQUIVALENT = {
+    "ddpg.checkpoint.npz_file.x_write_npz__mutmut_27": (
+        "np.asanyarray(value), allow_pickle=None)",
+        "write_array tests 'if not allow_pickle': None refuses objects as False does"),
     "ddpg.td3.xǁTD3ǁ_target_q_symbol__mutmut_80": (
         "self._action_high.reshape(1, -2)", NEGATIVE_SHAPE),
     "ddpg.envs.normalized_env.xǁNormalizedEnvǁ_apply_normalize_obs__mutmut_9": (
