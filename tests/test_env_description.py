@@ -202,3 +202,76 @@ def test_an_older_checkpoint_without_the_description_still_needs_env():
     assert (args.env, args.max_path_length, args.seed) == (
         "cartpole", manifest["hyperparameters"]["max_path_length"],
         manifest["hyperparameters"]["seed"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the export's path from the description alone (no environment built)
+
+
+class FakeReader(object):
+    def __init__(self, env_state):
+        self.env_state = env_state
+
+    def training_state(self):
+        return {"env": self.env_state}
+
+
+def test_the_path_from_a_description_needs_only_the_spaces_and_the_statistics():
+    from ddpg.experiment.policy_source import path_from_description
+    stats = {"obs_mean": np.arange(3.0), "obs_var": np.ones(3)}
+    description = describe_env(normalize(point_env(), normalize_obs=True))
+    name, got, low, high = path_from_description(
+        FakeReader({"kind": "normalize", "stats": stats}), description, 2)
+    assert (name, got) == ("helpers.PointEnv", stats)
+    assert low.tolist() == [-3.0, -0.5] and high.tolist() == [0.5, 0.25]
+    # not normalised: the tanh output is the action; statistics are not read
+    name, got, low, high = path_from_description(None, describe_env(point_env()), 2)
+    assert got is None and low.tolist() == [-1.0, -1.0] and high.tolist() == [1.0, 1.0]
+    assert path_from_description(None, describe_env(normalize(CartpoleEnv())), 1)[0] == \
+        "cartpole"
+    assert path_from_description(None, describe_env(normalize(GymEnv("Pendulum-v1"))), 1)[0] \
+        == "Pendulum-v1"
+
+
+@pytest.mark.parametrize("env, env_state, act_dim, message", [
+    (lambda: Wrapper(normalize(point_env())), None, 2,
+     "the checkpoint's environment is wrapped in test_env_description.Wrapper, "
+     "ddpg.envs.normalized_env.NormalizedEnv; the export reproduces normalize() only"),
+    (lambda: normalize(point_env(), normalize_obs=True), {"kind": "custom"}, 2,
+     "the checkpoint normalised observations but its training state holds no normalize() "
+     "statistics"),
+    (lambda: normalize(point_env(), normalize_obs=True), {"kind": "normalize", "stats": [1]}, 2,
+     "the checkpoint normalised observations but its training state holds no normalize() "
+     "statistics"),
+    (lambda: normalize(point_env()), None, 3,
+     "the checkpoint's action bounds [-3.0, -0.5], [0.5, 0.25] are not 3 finite values"),
+])
+def test_a_path_that_cannot_be_exported_is_refused(env, env_state, act_dim, message):
+    from ddpg.experiment.policy_source import path_from_description
+    with pytest.raises(CheckpointError) as error:
+        path_from_description(FakeReader(env_state), describe_env(env()), act_dim)
+    assert str(error.value) == message
+
+
+def test_infinite_action_bounds_cannot_be_exported():
+    from ddpg.experiment.policy_source import path_from_description
+    description = describe_env(normalize(point_env()))
+    description["action_space"]["high"] = ["inf", 0.25]
+    with pytest.raises(CheckpointError, match=r"^the checkpoint's action bounds \[-3\.0, "
+                                              r"-0\.5\], \[inf, 0\.25\] are not 2 finite"):
+        path_from_description(None, description, 2)
+
+
+def test_the_normalisation_constants_are_normalizes():
+    from ddpg.experiment.policy_source import normalization_constants
+    mean, divisor = normalization_constants({"obs_mean": [1.0, -2.0], "obs_var": [4.0, 0.0]},
+                                            2)
+    assert mean.dtype == divisor.dtype == np.float32
+    assert mean.tolist() == [[1.0, -2.0]]
+    np.testing.assert_array_equal(divisor, np.float32([[2.0 + 1e-8, 1e-8]]))
+    with pytest.raises(CheckpointError) as error:
+        normalization_constants({"obs_mean": [1.0], "obs_var": [1.0]}, 2)
+    assert str(error.value).startswith("the checkpoint's observation statistics do not fit 2 "
+                                       "observation values (")
+    with pytest.raises(CheckpointError, match="do not fit 2 observation values"):
+        normalization_constants({"obs_mean": [1.0, 2.0]}, 2)

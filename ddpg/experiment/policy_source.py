@@ -80,12 +80,17 @@ def _describe_run_args(args, description, rebuild):
                               "actions are not in [-1, 1]: pass --env" % args.env)
 
 
+def _action_bounds(description):
+    """The described environment's action bounds, ``(low, high)`` float64 arrays."""
+    space = description["action_space"]
+    return (bounds_from_json(space.get("low"), "action bounds"),
+            bounds_from_json(space.get("high"), "action bounds"))
+
+
 def _unit_bounds(description):
     """Whether the described environment's actions are in [-1, 1] (normalize() is then the
     identity on actions)."""
-    space = description["action_space"]
-    low = bounds_from_json(space.get("low"), "action bounds")
-    high = bounds_from_json(space.get("high"), "action bounds")
+    low, high = _action_bounds(description)
     return bool(np.all(low == -1.0) and np.all(high == 1.0))
 
 
@@ -143,13 +148,11 @@ def path_from_description(reader, description, act_dim):
             raise CheckpointError("the checkpoint normalised observations but its training "
                                   "state holds no normalize() statistics")
         stats = saved_env["stats"]
-    space = description["action_space"]
-    low = bounds_from_json(space.get("low"), "action bounds")
-    high = bounds_from_json(space.get("high"), "action bounds")
+    low, high = _action_bounds(description)
     if low.shape != (act_dim,) or high.shape != (act_dim,) or \
             not (np.isfinite(low).all() and np.isfinite(high).all()):
         raise CheckpointError("the checkpoint's action bounds %s, %s are not %d finite values"
-                              % (space.get("low"), space.get("high"), act_dim))
+                              % (low.tolist(), high.tolist(), act_dim))
     return name, stats, low, high
 
 
