@@ -20,7 +20,7 @@ from ddpg import (checkpoint, evaluation, executors, faults, hyperparams, logger
                   training)
 from ddpg.backend import regularization, seeding
 from ddpg.backend.kernels import choose_mkldnn, choose_omp_threads
-from ddpg.backend.context import resolve_ctx
+from ddpg.backend.context import check_gpu_supported, resolve_ctx
 from ddpg.envs import seed_env
 from ddpg.backend.fpu import flushing_denormals
 from ddpg.backend.mxnet_log import filters_mxnet_info
@@ -104,6 +104,7 @@ class DDPG(object):
                  loss_log_interval=100, policy_delay=1):
         faults.check_env(env)
         self.ctx = resolve_ctx(ctx)
+        check_gpu_supported(self.ctx)  # before anything runs on it
         # before MXNet's first operator, which fixes the choice for the process
         self.mkldnn = choose_mkldnn(mkldnn, _layer_sizes(policy, qfunc), self.ctx)
         self.omp_threads = choose_omp_threads(omp_threads, _layer_sizes(policy, qfunc),

@@ -161,11 +161,15 @@ def sample_paths(env, policy, eval_samples, max_path_length=np.inf):
 
 
 def sample_rewards(env, policy, eval_samples, max_path_length=np.inf):
-    """Reward lists of whole deterministic rollouts totalling at least ``eval_samples`` steps.
+    """The reward lists of ``eval_samples`` deterministic rollouts, as the original's.
 
-    As in rllab, ``eval_samples`` counts environment steps, not rollouts (the original example
-    ran ``eval_samples`` rollouts: 10,000 episodes of up to 1,000 steps). At least one rollout
-    is always run. Each element is what :func:`rollout` returns: a list of per-step rewards.
+    ``eval_samples`` counts rollouts here, as in the example's ``sample_rewards`` (``for _ in
+    range(eval_samples)``), so ``sample_rewards(env, policy, 0)`` is ``[]``. Each element is
+    what :func:`rollout` returns: a list of per-step rewards. (DDPG's own evaluation counts
+    ``eval_samples`` in environment steps instead: :func:`sample_paths`.)
     """
-    return [[float(reward) for reward in path["rewards"]]
-            for path in sample_paths(env, policy, eval_samples, max_path_length)]
+    if isinstance(eval_samples, (bool, np.bool_)) or not isinstance(
+            eval_samples, (int, np.integer)) or eval_samples < 0:
+        raise ValueError("sample_rewards: eval_samples is the number of rollouts to run, a "
+                         "whole number >= 0, got %r" % (eval_samples,))
+    return [rollout(env, policy, max_path_length) for _ in range(int(eval_samples))]

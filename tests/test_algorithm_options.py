@@ -1,5 +1,8 @@
-"""The algorithm options: weight decay and gradient clipping against the NumPy
-reference, reward scaling, the update schedule, and that every default is the original's."""
+"""The algorithm options beyond the original (docs/options.md): L2 weight decay and gradient
+clipping against the NumPy reference (weights only, biases left alone), reward scaling of the
+stored rewards, the update schedule (train_freq, gradient_steps, n_updates_per_sample) and the
+number of updates it runs, the rejection of bad values, the command line's flags reaching the
+algorithm, and that every default is the original's update."""
 import mxnet as mx
 import numpy as np
 import pytest

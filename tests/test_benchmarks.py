@@ -147,6 +147,27 @@ def test_the_short_commands_report_errors_with_their_exit_status(tmp_path, comma
     assert os.listdir(str(tmp_path)) == []
 
 
+@pytest.mark.parametrize("command", ["ddpg.export", "ddpg.plot"])
+def test_help_prints_only_the_help(tmp_path, command):
+    """--help starts no MXNet engine line (MXNet's exit hook would start the engine, which
+    announces itself on stderr): stderr is empty, stdout is argparse's help alone."""
+    mxnet_line = re.compile(r"^\[\d\d:\d\d:\d\d\] \S+\.cc:\d+: ", re.M)
+    environment = {key: value for key, value in os.environ.items()
+                   if key != "DDPG_MXNET_INFO"}
+    result = subprocess.run([sys.executable, "-m", command, "--help"], capture_output=True,
+                            text=True, timeout=120, cwd=str(tmp_path), env=environment)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stderr == ""
+    assert result.stdout.startswith("usage: python -m %s " % command)
+    assert not mxnet_line.search(result.stdout + result.stderr)
+    # what the test looks for is what MXNet prints when the lines are let through
+    shown = subprocess.run([sys.executable, "-m", command, "--help"], capture_output=True,
+                           text=True, timeout=120, cwd=str(tmp_path),
+                           env=dict(environment, DDPG_MXNET_INFO="1"))
+    assert "MXNet start using engine" in mxnet_line.search(shown.stderr).string
+    assert os.listdir(str(tmp_path)) == []
+
+
 def test_bad_extra_flags_fail_before_any_run(tmp_path):
     result = bench("--task", "pendulum", "--seeds", "1", "--out", str(tmp_path), "--",
                    "--no-such-flag")

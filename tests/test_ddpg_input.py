@@ -41,6 +41,50 @@ def test_missing_gpu_is_a_clear_value_error(ctx):
     assert "0 GPU" in message and "mx.cpu()" in message
 
 
+HOPPER_MESSAGE = (
+    "ctx=gpu(%d) is a GPU of compute capability 9.0 (Hopper or newer), for which MXNet "
+    "1.9.1's CUDA wheels hold no code: they run on compute capability 5.0 to 8.9 (Maxwell to "
+    "Ada) only. Use ctx=mx.cpu() (--ctx cpu on the command line), or MXNet built from source "
+    "for this GPU")
+
+
+@pytest.mark.parametrize("ctx, device", [(mx.gpu(0), 0), ("gpu:1", 1), (None, 0)])
+def test_a_gpu_the_cuda_wheel_has_no_code_for_is_refused_before_anything_binds(
+        monkeypatch, ctx, device):
+    """A Hopper GPU under mxnet-cu112: the constructor raises before binding any executor
+    (here no GPU exists, so MXNet's view of the GPUs is patched too)."""
+    from ddpg.backend import context
+    asked = []
+    monkeypatch.setattr(context, "num_gpus", lambda: 2)
+    monkeypatch.setattr(context, "mxnet_cuda_wheel", lambda: "mxnet-cu112")
+    monkeypatch.setattr(context, "gpu_compute_capability",
+                        lambda device_id=0: asked.append(device_id) or (9, 0))
+    monkeypatch.setattr(DDPG, "init_net", lambda self: pytest.fail("bound executors"))
+    with pytest.raises(ValueError) as info:
+        build(ctx=ctx)
+    assert str(info.value) == HOPPER_MESSAGE % device
+    assert asked == [device]
+    # a GPU the wheels run on passes the check (and then binds: init_net is reached)
+    monkeypatch.setattr(context, "gpu_compute_capability", lambda device_id=0: (8, 9))
+    with pytest.raises(pytest.fail.Exception, match="bound executors"):
+        build(ctx=ctx)
+
+
+def test_the_gpu_check_trusts_a_source_build_and_never_asks_for_the_cpu(monkeypatch):
+    from ddpg.backend import context
+    monkeypatch.setattr(context, "num_gpus", lambda: 1)
+    monkeypatch.setattr(context, "gpu_compute_capability", lambda device_id=0: (9, 0))
+    monkeypatch.setattr(context, "mxnet_cuda_wheel", lambda: None)  # MXNet built from source
+    context.check_gpu_supported(mx.gpu(0))
+    monkeypatch.setattr(context, "mxnet_cuda_wheel", lambda: "mxnet-cu117")
+    context.check_gpu_supported(mx.cpu())
+    with pytest.raises(ValueError, match=r"^ctx=gpu\(0\) is a GPU of compute capability 9\.0"):
+        context.check_gpu_supported(mx.gpu(0))
+    # a capability that cannot be read: nothing is said
+    monkeypatch.setattr(context, "gpu_compute_capability", lambda device_id=0: None)
+    context.check_gpu_supported(mx.gpu(0))
+
+
 @pytest.mark.parametrize("ctx", ["tpu", "cuda", "gpu:x", "", 0, "cpu:0:1"])
 def test_unknown_ctx_is_rejected(ctx):
     with pytest.raises(ValueError, match="ctx"):

@@ -72,6 +72,13 @@ class ConstantAgent(object):
         return np.array([self.value])
 
 
+class TowardOrigin(object):
+    """Pushes RllabEnv's point toward 0, so that every episode ends."""
+
+    def get_action(self, obs):
+        return np.array([-1.0 if obs[0] > 0 else 1.0])
+
+
 def defaults(function):
     return {name: parameter.default for name, parameter
             in inspect.signature(function).parameters.items()}
@@ -140,14 +147,41 @@ def test_rollout_returns_the_list_of_per_step_rewards():
     assert len(full) == int(np.ceil((abs(start) - 0.05) / 0.1 - 1e-9))
 
 
-def test_sample_rewards_returns_lists_and_has_the_default_horizon():
-    env = RllabEnv()
-    rewards = utils.sample_rewards(env, ConstantAgent(0.0), 25, 10)
+def test_sample_rewards_runs_eval_samples_rollouts_as_the_example():
+    """The example's sample_rewards: ``[rollout(env, policy, max_path_length) for _ in
+    range(eval_samples)]``, whatever the rollouts' lengths."""
+    rewards = utils.sample_rewards(RllabEnv(), ConstantAgent(0.0), 25, 10)
     assert isinstance(rewards, list) and all(isinstance(r, list) for r in rewards)
-    assert [len(r) for r in rewards] == [10, 10, 10]
-    # max_path_length may be left out (np.inf, the original's default)
-    rewards = utils.sample_rewards(RllabEnv(), ConstantAgent(-1.0), 1)
-    assert len(rewards) == 1 and len(rewards[0]) >= 1
+    # 25 rollouts, not 3 for 25 steps: the agent never moves the point, so each runs the 10
+    # steps of the horizon unless it starts within 0.05 of the origin (done at once)
+    starts = np.random.RandomState(0).uniform(-1, 1, size=(25, 2))[:, 0]  # RllabEnv's resets
+    assert [len(r) for r in rewards] == [1 if abs(start) < 0.05 else 10 for start in starts]
+    assert sum(len(r) for r in rewards) > 200
+    # the same episodes as the example's loop over rollout, reward for reward
+    env, reference_env = RllabEnv(), RllabEnv()
+    agent = ConstantAgent(-0.7)
+    got = utils.sample_rewards(env, agent, 4, 6)
+    expected = [utils.rollout(reference_env, agent, 6) for _ in range(4)]
+    assert got == expected and len(got) == 4
+    # the default horizon is the environment's end (np.inf, the original's default): every
+    # rollout runs until done, however long
+    rewards = utils.sample_rewards(RllabEnv(), TowardOrigin(), 3)
+    starts = np.random.RandomState(0).uniform(-1, 1, size=(3, 2))[:, 0]  # RllabEnv's resets
+    assert [len(r) for r in rewards] == [int(np.ceil((abs(start) - 0.05) / 0.1 - 1e-9))
+                                         for start in starts]
+    assert utils.sample_rewards(RllabEnv(), ConstantAgent(0.0), 1, 5) == [[
+        pytest.approx(r) for r in utils.rollout(RllabEnv(), ConstantAgent(0.0), 5)]]
+    assert utils.sample_rewards(RllabEnv(), ConstantAgent(0.0), 0, 5) == []
+    assert utils.sample_rewards(RllabEnv(), ConstantAgent(0.0), np.int64(2), 5) == \
+        utils.sample_rewards(RllabEnv(), ConstantAgent(0.0), 2, 5)
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, "3", None, True])
+def test_sample_rewards_refuses_a_count_that_is_not_a_whole_number(bad):
+    with pytest.raises(ValueError) as error:
+        utils.sample_rewards(RllabEnv(), ConstantAgent(0.0), bad, 5)
+    assert str(error.value) == ("sample_rewards: eval_samples is the number of rollouts to "
+                                "run, a whole number >= 0, got %r" % (bad,))
 
 
 def test_rollout_path_keeps_the_whole_path():

@@ -233,3 +233,143 @@ def test_the_manuals_onnxruntime_example_runs(trained, tmp_path):
     assert label == "return" and np.isfinite(float(value))
     # 200 steps of Pendulum cost at most 16.27 each
     assert -16.3 * 200 <= float(value) <= 0
+
+
+# ---------------------------------------------------------------------------------------------
+# checkpoints saved from Python (DDPG.save): exported without --env
+
+
+class PushEnv(object):
+    """An rllab-style environment of the test's own (no gymnasium id): a 3-D point pushed by
+    two actions with asymmetric bounds, so that the rescaling shows."""
+
+    def __init__(self):
+        from ddpg.envs import Box, EnvSpec
+        self.observation_space = Box(-np.inf, np.inf, shape=(3,))
+        self.action_space = Box(np.array([-3.0, -0.5]), np.array([0.5, 0.25]))
+        self.spec = EnvSpec(self.observation_space, self.action_space)
+        self.rng = np.random.RandomState(0)
+        self.state = None
+
+    def seed(self, seed):
+        self.rng = np.random.RandomState(seed)
+
+    def reset(self):
+        self.state = self.rng.normal(5.0, 2.0, size=3)
+        return self.state.copy()
+
+    def step(self, action):
+        self.state = self.state + 0.1 * np.array([action[0], action[1], action[0] - action[1]])
+        return self.state.copy(), -float(np.sum(self.state ** 2)), False, {}
+
+
+def python_env(name):
+    from ddpg.envs import GymEnv, normalize
+    if name == "pendulum":
+        return normalize(GymEnv("Pendulum-v1"))
+    if name == "custom":
+        return normalize(PushEnv(), normalize_obs=True)
+    return PushEnv()  # not normalised: the policy's tanh output is the action
+
+
+def saved_from_python(folder, name):
+    """A short DDPG run on ``python_env(name)``, saved with DDPG.save; returns the algorithm."""
+    from ddpg import DDPG
+    from ddpg.policies import DeterministicMLPPolicy
+    from ddpg.qfuncs import ContinuousMLPQ
+    from ddpg.strategies import OUStrategy
+    env = python_env(name)
+    algo = DDPG(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(12, 8), activation="tanh"),
+                ContinuousMLPQ(env.spec, hidden_sizes=(8, 8, 8)), OUStrategy(env.spec),
+                ctx="cpu", n_epochs=1, epoch_length=120, memory_start_size=30, batch_size=16,
+                memory_size=500, max_path_length=40, eval_samples=40, seed=4,
+                progress_bar=False)
+    logger.reset()
+    logger.set_log_tabular_only(True)
+    try:
+        algo.train()
+    finally:
+        logger.reset()
+    algo.save(os.path.join(folder, "ckpt"))
+    return algo
+
+
+def numpy_actions(algo, observations):
+    """The library policy's actions for raw observations, in the environment's units:
+    normalize()'s observation normalisation and action rescaling in NumPy around the policy."""
+    env = algo.env
+    normalized = getattr(env, "wrapped_env", None) is not None
+    if normalized and env.normalize_obs:
+        stats = env.get_param_values()
+        observations = (observations - stats["obs_mean"]) / (np.sqrt(stats["obs_var"]) + 1e-8)
+    actions = np.array([algo.policy.get_action(obs) for obs in observations])
+    if normalized:
+        low = np.asarray(env.wrapped_env.action_space.low, dtype=np.float64)
+        high = np.asarray(env.wrapped_env.action_space.high, dtype=np.float64)
+        actions = low + (np.clip(actions, -1, 1) + 1) / 2 * (high - low)
+    return actions
+
+
+@pytest.mark.parametrize("name", ["pendulum", "custom", "unnormalized"])
+def test_a_checkpoint_saved_from_python_exports_without_env(tmp_path, name, capsys):
+    import mxnet as mx
+    folder = str(tmp_path)
+    algo = saved_from_python(folder, name)
+    capsys.readouterr()  # the training's table
+    written = export.main([os.path.join(folder, "ckpt"), "-o", os.path.join(folder, "out")])
+    assert capsys.readouterr().out.splitlines() == ["wrote %s" % path for path in written]
+    assert sorted(os.path.basename(path) for path in written) == \
+        ["out-0000.params", "out-symbol.json", "out.onnx"]
+    rng = np.random.RandomState(1)
+    observations = (rng.normal(0.0, 1.0, size=(200, 3)) * [1, 1, 4] if name == "pendulum"
+                    else rng.normal(5.0, 3.0, size=(200, 3)))
+    expected = numpy_actions(algo, observations)
+    batch = observations.astype(np.float32)
+    if name == "custom":
+        stats = algo.env.get_param_values()
+        assert np.abs(stats["obs_mean"]).max() > 0.01  # the statistics moved in training
+        assert expected[:, 0].min() < -1.0  # actions in the environment's units
+    session = ort.InferenceSession(os.path.join(folder, "out.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(session.run(None, {"obs": batch})[0], expected, rtol=0,
+                               atol=1e-5)
+    block = mx.gluon.SymbolBlock.imports(os.path.join(folder, "out-symbol.json"), ["obs"],
+                                         os.path.join(folder, "out-0000.params"))
+    np.testing.assert_allclose(block(mx.nd.array(batch)).asnumpy(), expected, rtol=0,
+                               atol=1e-5)
+    import onnx
+    metadata = {entry.key: json.loads(entry.value)
+                for entry in onnx.load(os.path.join(folder, "out.onnx")).metadata_props}
+    assert metadata["ddpg.env"] == {"pendulum": "Pendulum-v1"}.get(
+        name, "test_export.PushEnv")
+    assert metadata["ddpg.normalize_obs"] is (name == "custom")
+    assert metadata["ddpg.action_low"] == {"pendulum": [-2.0], "custom": [-3.0, -0.5]}.get(
+        name, [-1.0, -1.0])
+
+
+def test_a_python_pendulum_checkpoint_is_evaluated_without_env(tmp_path):
+    """examples/evaluate.py rebuilds a described gymnasium environment by its id."""
+    folder = str(tmp_path)
+    algo = saved_from_python(folder, "pendulum")
+    out = os.path.join(folder, "evaluate.json")
+    evaluate_script.main([os.path.join(folder, "ckpt"), "--episodes", "1", "--json", out,
+                          "--max-path-length", "5"])
+    with open(out) as handle:
+        result = json.load(handle)
+    assert result["env"] == "Pendulum-v1" and result["seed"] == algo.seed + 1
+    assert len(result["returns"]) == 1 and -16.3 * 5 <= result["returns"][0] <= 0
+
+
+def test_an_older_checkpoint_without_the_description_exports_with_env(tmp_path, capsys):
+    fixture = os.path.join(REPO, "tests", "data", "v2_cartpole")
+    with pytest.raises(SystemExit) as exit_info:
+        export.main([fixture, "-o", str(tmp_path / "a"), "--format", "mxnet"])
+    assert exit_info.value.code == 1
+    assert capsys.readouterr().err == (
+        "python -m ddpg.export: error: the checkpoint was not written by run_ddpg.py and does "
+        "not describe its environment (it was saved by an older ddpg), so it does not say "
+        "which environment it was trained on: pass --env\n")
+    written = export.main([fixture, "-o", str(tmp_path / "b"), "--format", "mxnet", "--env",
+                           "cartpole"])
+    assert sorted(os.path.basename(path) for path in written) == \
+        ["b-0000.params", "b-symbol.json"]

@@ -50,6 +50,7 @@ MODULES = {
     "checkpoint.restoring": "ddpg/checkpoint/restoring.py",
     "checkpoint.optimizer_state": "ddpg/checkpoint/optimizer_state.py",
     "checkpoint.env_state": "ddpg/checkpoint/env_state.py",
+    "checkpoint.env_description": "ddpg/checkpoint/env_description.py",
     "checkpoint.ndarray_file": "ddpg/checkpoint/ndarray_file.py",
     "checkpoint.legacy": "ddpg/checkpoint/legacy.py",
     "checkpoint.npz_file": "ddpg/checkpoint/npz_file.py",

@@ -54,6 +54,8 @@ The modules, lowest first (this package re-exports what callers use)::
     restoring      restore
 
 with :mod:`~ddpg.checkpoint.env_state` (environments, through their checkpoint hooks),
+:mod:`~ddpg.checkpoint.env_description` (what the environment is, for tools that use the
+policy without the training script's arguments),
 :mod:`~ddpg.checkpoint.optimizer_state`, :mod:`~ddpg.checkpoint.ndarray_file` and
 :mod:`~ddpg.checkpoint.legacy` (format version 1).
 

@@ -3,7 +3,9 @@
 ``manifest.json`` records the format and library versions, the spaces, the parameter layouts,
 the hyperparameters (:data:`HYPERPARAMETERS` plus those the algorithm's class declares in
 ``CHECKPOINT_EXTRA_HYPERPARAMETERS``), the networks' and the strategy's settings, the
-progress, the run's ``checkpoint_metadata`` and every other file's size and checksum. It is
+environment (:mod:`ddpg.checkpoint.env_description`: what rebuilds the policy's path from
+observations to actions without the training script's arguments), the progress, the run's
+``checkpoint_metadata`` and every other file's size and checksum. It is
 written in a canonical form (sorted keys, fixed indentation, ASCII) with a SHA-256 of itself
 (:data:`~ddpg.checkpoint.format.MANIFEST_DIGEST`), so a change to any byte of it is detected;
 :func:`parse_manifest` checks all that when a checkpoint is opened.
@@ -18,6 +20,7 @@ import numpy as np
 import mxnet as mx
 
 from ddpg import hyperparams
+from ddpg.checkpoint.env_description import SECTION as ENV_DESCRIPTION, describe_env
 from ddpg.checkpoint.format import (FORMAT, FORMAT_VERSION, MANIFEST_DIGEST,
                                     PICKLED_FORMAT_VERSION)
 from ddpg.checkpoint.networks import layout, network_params, networks_of
@@ -117,6 +120,7 @@ def build_manifest(algo, files, training_state):
                      "memory_size": 0 if algo.memory is None else int(algo.memory.size)},
         "environment": {"type": training_state["env"]["type"],
                         "episode": training_state["env"]["episode"]},
+        ENV_DESCRIPTION: describe_env(algo.env),
         "metadata": _json_value_tree(getattr(algo, "checkpoint_metadata", None) or {}),
         "files": files,
     }

@@ -129,11 +129,11 @@ def _check_hyperparameters(algo, manifest, path, log):
                                   % (path, name, saved.get(name), getattr(algo, name),
                                      "replay memory" if name == "memory_size"
                                      else "optimiser state"))
-    changed = ["%s %r -> %r" % (name, saved[name], value)
+    changed = ["%s is %r (it was %r when saved)" % (name, value, saved[name])
                for name, value in hyperparameter_values(algo).items()
                if name in saved and saved[name] != value]
     if changed:
-        log("Restoring with hyperparameters changed since the checkpoint: %s"
+        log("The checkpoint was saved with other settings; this run keeps its own: %s"
             % ", ".join(changed))
 
 

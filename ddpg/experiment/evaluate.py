@@ -6,7 +6,9 @@
 Only the policy is loaded (``policy.params``; the replay memory and optimiser state are not
 read), so evaluating is quick whatever the checkpoint's size. The environment and the policy
 network are rebuilt from the checkpoint: the arguments ``ddpg-train`` saved in its manifest,
-or ``--env`` for checkpoints written from Python. A normalised environment also gets the
+or the description of the environment that ``DDPG.save`` records (a gymnasium id or the
+cart-pole); ``--env`` names it for a checkpoint that cannot say (a custom environment, or one
+saved by an older ddpg). A normalised environment also gets the
 training run's observation/reward statistics, so normalised observations mean what they
 meant in training. Only data is read; a checkpoint of the older, pickled format needs
 ``--trust-pickle`` (see docs/checkpoints.md).
@@ -65,8 +67,9 @@ def build_parser():
     parser.add_argument("--max-path-length", type=int, default=None,
                         help="episode cut-off; default: the run's")
     parser.add_argument("--env", default=None,
-                        help="environment ('cartpole' or a gymnasium id) for checkpoints not "
-                             "written by ddpg-train, or to evaluate on another one")
+                        help="environment ('cartpole' or a gymnasium id) for a checkpoint that "
+                             "does not name its own (a custom environment, or one saved by an "
+                             "older ddpg), or to evaluate on another one")
     parser.add_argument("--json", default=None, metavar="OUT.json",
                         help="also write the statistics and every episode's return as JSON")
     parser.add_argument("--onnx", default=None, metavar="POLICY.onnx",

@@ -20,7 +20,13 @@ environment, fixed at the checkpoint:
    stays within the bounds as ``normalize()``'s clip keeps it).
 
 Input ``obs``: float32 ``(batch, obs_dim)``; output: float32 ``(batch, act_dim)``. The ONNX
-file also records what it was exported from in its metadata (``ddpg.*`` keys).
+file also records what it was exported from in its metadata (``ddpg.*`` keys). Without
+``normalize()`` the graph is the policy network alone.
+
+No environment is built: what ``normalize()`` did comes from the manifest's description of
+the environment (:mod:`ddpg.checkpoint.env_description`), so any checkpoint exports, a custom
+rllab-style environment's too. Checkpoints saved from Python by a ddpg older than that
+description need ``--env`` (:mod:`ddpg.experiment.policy_source`).
 
 ONNX needs ``onnx==1.14.1`` (MXNet 1.9's exporter imports ``onnx.mapping``, which later onnx
 releases removed): ``pip install "mxnet-ddpg[onnx]"``. MXNet 1.9 converts ``LayerNorm`` for ONNX
@@ -37,12 +43,14 @@ import numpy as np
 import ddpg  # noqa: F401  (before mxnet: ddpg sets MXNet's environment variables)
 import mxnet as mx
 
-from ddpg import experiment
 from ddpg.checkpoint import CheckpointReader
-from ddpg.envs import NormalizedEnv
-from ddpg.envs.normalized_env import OBS_NORMALIZATION_EPS
+from ddpg.checkpoint.env_description import read_description
 from ddpg.errors import CheckpointError
 from ddpg.experiment.script import HelpFormatter, run_script
+# shared with examples/evaluate.py, which imports them from here
+from ddpg.experiment.policy_source import (apply_normalization, checkpoint_run_args,
+                                           normalization_constants, path_from_description,
+                                           path_from_env, policy_options)
 from ddpg.utils import DEFAULT_POLICY_HIDDEN_SIZES, define_policy
 
 __all__ = ["export_policy", "build_exported_policy", "ExportedPolicy", "policy_options",
@@ -57,50 +65,6 @@ FORMATS = ("mxnet", "onnx")
 #: The command's name in its messages when run as ``python -m ddpg.export``; the console
 #: script ``ddpg-export`` passes its own.
 PROG = "python -m ddpg.export"
-
-
-# ---------------------------------------------------------------------------------------------
-# what a checkpoint says about its policy and environment (also used by ddpg-evaluate)
-
-
-def checkpoint_run_args(manifest, env_override=None):
-    """ddpg-train's arguments for rebuilding the checkpoint's environment.
-
-    The arguments ddpg-train saved in the manifest (its defaults for options newer than the
-    checkpoint); a checkpoint written from Python has none and needs ``env_override`` (a
-    ``--env`` value), its horizon and seed then coming from the manifest's hyperparameters.
-    """
-    args = experiment.build_parser().parse_args([])
-    saved = manifest.get("metadata", {}).get("run_args")
-    if isinstance(saved, dict):
-        vars(args).update(saved)
-    elif env_override is None:
-        raise CheckpointError("the checkpoint was not written by run_ddpg.py, so it does not "
-                              "say which environment it was trained on: pass --env")
-    else:
-        hyperparameters = manifest["hyperparameters"]
-        args.max_path_length = hyperparameters.get("max_path_length")
-        args.seed = hyperparameters.get("seed", args.seed)
-    if env_override is not None:
-        args.env = env_override
-    return args
-
-
-def policy_options(manifest):
-    """The layout options of the checkpoint's policy network that change its graph
-    (``hidden_sizes``, ``activation``, ``layer_norm``; older checkpoints: the defaults)."""
-    described = manifest.get("networks", {}).get("policy", {})
-    return {key: described[key] for key in ("hidden_sizes", "activation", "layer_norm")
-            if described.get(key) is not None}
-
-
-def apply_normalization(reader, env):
-    """Give a NormalizedEnv the training environment's running statistics."""
-    if not isinstance(env, NormalizedEnv):
-        return
-    saved_env = reader.training_state()["env"]
-    if saved_env.get("kind") == "normalize":
-        env.set_param_values(saved_env["stats"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,21 +96,20 @@ def _constant(name, params):
 def build_exported_policy(reader, env_override=None):
     """The :class:`ExportedPolicy` of the checkpoint read by ``reader`` (a CheckpointReader).
 
-    The environment is rebuilt from the checkpoint's run arguments (or ``env_override``) to
-    learn what ``normalize()`` wrapped: the action bounds and whether observations were
-    normalised.
+    What ``normalize()`` did (the action bounds, whether and how observations were
+    normalised) comes from the manifest's ``env_description``; ``env_override`` (or, for
+    checkpoints older than that record, the run arguments run_ddpg.py saved) rebuilds the
+    environment to learn it instead.
     """
     manifest = reader.manifest
-    args = checkpoint_run_args(manifest, env_override)
-    env, _ = experiment.make_env(args)
     spaces = manifest["spaces"]
     obs_dim, act_dim = int(spaces["obs_dim"]), int(spaces["act_dim"])
-    if (obs_dim, act_dim) != (env.observation_space.flat_dim, env.action_space.flat_dim):
-        raise CheckpointError(
-            "the checkpoint's policy takes %d observation values and gives %d action values; "
-            "the environment %s has %d and %d" % (obs_dim, act_dim, args.env,
-                                                 env.observation_space.flat_dim,
-                                                 env.action_space.flat_dim))
+    description = read_description(manifest)
+    if env_override is None and description is not None:
+        env_name, stats, low, high = path_from_description(reader, description, act_dim)
+    else:
+        env_name, stats, low, high = path_from_env(
+            reader, checkpoint_run_args(manifest, env_override), obs_dim, act_dim)
     options = policy_options(manifest)
     network = define_policy(mx.symbol.Variable(INPUT_NAME), act_dim,
                             options.get("hidden_sizes", DEFAULT_POLICY_HIDDEN_SIZES),
@@ -161,20 +124,14 @@ def build_exported_policy(reader, env_override=None):
 
     obs = mx.symbol.Variable(INPUT_NAME)
     net_input = obs
-    normalize_obs = bool(env.normalize_obs)
-    if normalize_obs:
-        apply_normalization(reader, env)
-        stats = env.get_param_values()
-        params["obs_mean"] = np.reshape(stats["obs_mean"], (1, obs_dim)).astype(np.float32)
-        params["obs_std"] = np.reshape(np.sqrt(stats["obs_var"]) + OBS_NORMALIZATION_EPS,
-                                       (1, obs_dim)).astype(np.float32)
+    if stats is not None:
+        params["obs_mean"], params["obs_std"] = normalization_constants(stats, obs_dim)
         net_input = mx.symbol.broadcast_div(
             mx.symbol.broadcast_sub(obs, _constant("obs_mean", params)),
             _constant("obs_std", params))
     action = network(**{INPUT_NAME: net_input})
-    # make_env always wraps in normalize(): its [-1, 1] -> [low, high] map
-    low = np.asarray(env.wrapped_env.action_space.low, dtype=np.float64).reshape(1, -1)
-    high = np.asarray(env.wrapped_env.action_space.high, dtype=np.float64).reshape(1, -1)
+    low = np.asarray(low, dtype=np.float64).reshape(1, -1)
+    high = np.asarray(high, dtype=np.float64).reshape(1, -1)
     params["action_low"] = low.astype(np.float32)
     params["action_half_range"] = (0.5 * (high - low)).astype(np.float32)
     action = mx.symbol.broadcast_add(
@@ -182,8 +139,8 @@ def build_exported_policy(reader, env_override=None):
         mx.symbol.broadcast_mul(mx.symbol.clip(action, -1.0, 1.0) + 1.0,
                                 _constant("action_half_range", params)))
     action = mx.symbol.identity(action, name="action")
-    metadata = {"env": args.env, "obs_dim": obs_dim, "act_dim": act_dim,
-                "normalize_obs": normalize_obs,
+    metadata = {"env": env_name, "obs_dim": obs_dim, "act_dim": act_dim,
+                "normalize_obs": stats is not None,
                 "action_low": low.ravel().tolist(), "action_high": high.ravel().tolist(),
                 "epoch": manifest.get("progress", {}).get("epoch"),
                 "total_env_steps": manifest.get("progress", {}).get("total_env_steps"),
@@ -266,10 +223,11 @@ def export_policy(checkpoint, out, formats=FORMATS, env=None):
     """Write the policy of the checkpoint folder ``checkpoint`` next to the path prefix
     ``out``: ``OUT-symbol.json`` + ``OUT-0000.params`` ("mxnet") and ``OUT.onnx`` ("onnx").
 
-    ``env`` is for checkpoints written from Python (which do not record their environment):
-    'cartpole' or a gymnasium id. Returns the paths written. Raises ``CheckpointError`` for
-    a checkpoint that cannot be read, ``ImportError`` (naming the install command) for ONNX
-    without onnx, before anything is written.
+    The checkpoint's manifest describes the environment; ``env`` ('cartpole' or a gymnasium
+    id) is for checkpoints written from Python by an older ddpg, which do not. Returns the
+    paths written. Raises ``CheckpointError`` for a checkpoint that cannot be read,
+    ``ImportError`` (naming the install command) for ONNX without onnx, before anything is
+    written.
     """
     formats = tuple(formats)
     unknown = [name for name in formats if name not in FORMATS]
@@ -304,8 +262,9 @@ def build_parser(prog=PROG):
     parser.add_argument("--format", choices=["both"] + list(FORMATS), default="both",
                         help="what to write")
     parser.add_argument("--env", default=None,
-                        help="the environment ('cartpole' or a gymnasium id) of a checkpoint "
-                             "written from Python rather than by ddpg-train")
+                        help="the environment ('cartpole' or a gymnasium id), for a checkpoint "
+                             "that does not describe its own (one saved from Python by an "
+                             "older ddpg)")
     return parser
 
 

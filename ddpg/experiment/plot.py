@@ -61,6 +61,21 @@ def _hline_pair(text):
         raise argparse.ArgumentTypeError("--hline value must be a number, got %r" % (value,))
 
 
+#: The figure's size in inches before the legend's rows are added below the axes.
+FIGURE_SIZE = (7, 4.5)
+#: The height one legend row adds to the figure, in inches.
+LEGEND_ROW_HEIGHT = 0.25
+
+
+def _legend_below(figure, axes):
+    """The legend in one column below the axes (under their x label), the figure grown by
+    its rows, so that it never covers the curves however many or long the names."""
+    handles, names = axes.get_legend_handles_labels()
+    figure.set_size_inches(FIGURE_SIZE[0], FIGURE_SIZE[1] + LEGEND_ROW_HEIGHT * len(names))
+    figure.legend(handles, names, loc="outside lower center", ncols=1, fontsize="small",
+                  frameon=False)
+
+
 def plot_curves(paths, output, key="AverageReturn", x="TotalEnvSteps", title=None,
                 labels=(), hlines=(), log=print):
     """Draw the groups found under ``paths`` into the image file ``output``.
@@ -75,7 +90,7 @@ def plot_curves(paths, output, key="AverageReturn", x="TotalEnvSteps", title=Non
         raise ValueError("no progress.csv found under %s" % (", ".join(paths),))
     plt = import_pyplot()
     drawn = {}
-    figure, axes = plt.subplots(figsize=(7, 4.5))
+    figure, axes = plt.subplots(figsize=FIGURE_SIZE, layout="constrained")
     try:
         for group, files in group_runs(progress_files, labels).items():
             curves, used = [], []
@@ -110,11 +125,10 @@ def plot_curves(paths, output, key="AverageReturn", x="TotalEnvSteps", title=Non
         axes.set_title(title or "%s over %s" % (key, "environment steps"
                                                 if x == "TotalEnvSteps" else x))
         axes.grid(True, alpha=0.3)
-        axes.legend(loc="best", fontsize="small")
-        figure.tight_layout()
+        _legend_below(figure, axes)
         parent = os.path.dirname(os.path.abspath(output))
         os.makedirs(parent, exist_ok=True)
-        figure.savefig(output, dpi=120)
+        figure.savefig(output, dpi=120, bbox_inches="tight")
     finally:
         plt.close(figure)
     return drawn
