@@ -193,7 +193,7 @@ def test_run_script_trains_td3():
     algo = script.main(["--algo", "td3", "--policy-delay", "3", "--target-noise", "0.3",
                         "--n-epochs", "1", "--epoch-length", "40", "--memory-start-size", "32",
                         "--eval-samples", "10", "--ctx", "cpu", "--no-progress-bar",
-                        "--strategy", "gaussian"])
+                        "--strategy", "gaussian", "--no-log-dir"])
     assert isinstance(algo, TD3) and algo.policy_delay == 3 and algo.target_noise == 0.3
     assert algo.itr == 9
 
