@@ -81,7 +81,6 @@ def make_ours(config, warmup, ctx, mkldnn="auto", seed=0):
 
 def time_ours(config, warmup, steps, ctx, mkldnn="auto"):
     algo = make_ours(config, warmup, ctx, mkldnn)
-    algo.memory = None
     algo.epoch_length = warmup
     _start_training(algo)
     quiet(algo.train_epoch, 0)  # warm-up: fills the memory, no timing
@@ -102,9 +101,9 @@ def quiet(function, *args):
 def _start_training(algo):
     """What DDPG.train does before its first epoch."""
     from ddpg.replay_mem import ReplayMem
-    algo.memory = ReplayMem(algo.env.observation_space.flat_dim,
-                            algo.env.action_space.flat_dim, algo.memory_size)
-    algo.obs = algo.env.reset()
+    algo.loop.restore({"obs": algo.env.reset()},
+                      ReplayMem(algo.env.observation_space.flat_dim,
+                                algo.env.action_space.flat_dim, algo.memory_size))
 
 
 class SectionTimer(object):

@@ -8,16 +8,18 @@ Because the two executors share gradient memory, the order of one update is fixe
 update must finish with its own gradients before the policy executor overwrites them.
 
 ``DDPG`` holds the settings, the networks and the update; the jobs around them are modules of
-their own: the executor bindings (:mod:`ddpg.executors`), the training loop
-(:mod:`ddpg.training`, whose environment steps are :mod:`ddpg.exploration`) and the
-evaluation rollouts with the epoch's statistics (:mod:`ddpg.evaluation`).
+their own: the executor bindings (:mod:`ddpg.executors`), the training loop with its declared
+state and replay memory (:class:`ddpg.training.TrainingLoop`, the one owner of
+:class:`ddpg.training_state.TrainingState`) and the evaluation rollouts with the epoch's
+statistics (:mod:`ddpg.evaluation`).
 """
 from collections import OrderedDict
 
 import numpy as np
 
-from ddpg import (checkpoint, evaluation, executors, faults, hyperparams, logger, options,
-                  training)
+from ddpg import checkpoint, evaluation, executors, faults, hyperparams, options
+from ddpg.logger import get_default_logger
+from ddpg.training import TrainingLoop, with_state_views
 from ddpg.backend import regularization, seeding
 from ddpg.backend.kernels import choose_mkldnn, choose_omp_threads
 from ddpg.backend.context import check_gpu_supported, resolve_ctx
@@ -28,6 +30,7 @@ from ddpg.backend.flat import PackedInputs, copy_into, soft_update
 from ddpg.backend.statistics import UpdateStatistics
 
 
+@with_state_views
 class DDPG(object):
     """The DDPG algorithm (Lillicrap et al., 2015) as in the MXNet example.
 
@@ -64,6 +67,8 @@ class DDPG(object):
         (not stored; the episode ends if the observation is not finite), counted in
         ``n_skipped_nonfinite`` and logged, instead of stopping training with a
         :class:`ddpg.errors.NonFiniteError`.
+    logger: the :class:`ddpg.logger.Logger` of the run's text, rows and snapshots; by default
+        the module-level one (``from ddpg import logger``), as the example.
 
     Algorithm options (docs/options.md; each default is the original's):
 
@@ -81,9 +86,6 @@ class DDPG(object):
         ``policy_delay``-th update only (update index ``itr`` with ``(itr + 1) % policy_delay
         == 0``); the Q update runs every time. 1, the original's behaviour, updates all three
         every time; 2 is CleanRL's DDPG (``policy_frequency``) and TD3's delay.
-
-    ``save(path)`` and ``restore(path)`` write and read checkpoints (:mod:`ddpg.checkpoint`);
-    ``train()`` hands one to ``logger.save_itr_params`` after every epoch.
     """
 
     #: Attributes a checkpoint's manifest records besides ``ddpg.checkpoint.HYPERPARAMETERS``
@@ -101,8 +103,9 @@ class DDPG(object):
                  mkldnn="auto", start_steps=0, scale_reward=1.0, qfunc_weight_decay=0.0,
                  policy_weight_decay=0.0, qfunc_grad_clip=None, policy_grad_clip=None,
                  train_freq=1, gradient_steps=None, omp_threads="auto",
-                 loss_log_interval=100, policy_delay=1):
+                 loss_log_interval=100, policy_delay=1, logger=None):
         faults.check_env(env)
+        self.logger = get_default_logger() if logger is None else logger
         self.ctx = resolve_ctx(ctx)
         check_gpu_supported(self.ctx)  # before anything runs on it
         # before MXNet's first operator, which fixes the choice for the process
@@ -159,7 +162,10 @@ class DDPG(object):
         self.flush_denormals = flush_denormals
         with flushing_denormals(self.flush_denormals):
             self.init_net()
-        training.init_state(self)
+        # the owner of the run's counters, episode and replay memory (self.epoch, ... view them)
+        self.loop = TrainingLoop(self)
+        # JSON-able information saved in checkpoints' manifests (ddpg-train: its arguments)
+        self.checkpoint_metadata = {}
 
     def _check_hyperparameters(self):
         # the ranges are the table's (ddpg.hyperparams); n_updates_per_sample, with train_freq
@@ -255,7 +261,7 @@ class DDPG(object):
         there resumes with the next epoch). On Ctrl-C a checkpoint is saved to
         ``<snapshot folder>/interrupted`` before the KeyboardInterrupt propagates.
         """
-        training.train(self, epoch_callback)
+        self.loop.train(epoch_callback)
 
     def save(self, path):
         """Write a checkpoint folder at ``path``, atomically (see :mod:`ddpg.checkpoint`)."""
@@ -272,12 +278,12 @@ class DDPG(object):
         pickled format (version 1) can run code when opened: they are refused unless
         ``trust_pickle=True``, which loads them with a warning.
         """
-        return checkpoint.restore(self, path, log=logger.log, trust_pickle=trust_pickle)
+        return checkpoint.restore(self, path, log=self.logger.log, trust_pickle=trust_pickle)
 
     def train_epoch(self, epoch):
         """One epoch: ``epoch_length`` environment steps with updates, then statistics."""
         with flushing_denormals(self.flush_denormals):
-            training.run_epoch(self, epoch)
+            self.loop.run_epoch(epoch)
 
     def do_update(self, itr, batch):
         """One DDPG update, in the original's order (docs/design.md, "One update").
@@ -372,20 +378,18 @@ class DDPG(object):
         """Record this epoch's tabular statistics, running evaluation rollouts when due.
 
         Evaluation runs the deterministic policy on ``eval_env`` for whole rollouts totalling
-        ``eval_samples`` environment steps (:mod:`ddpg.evaluation`). Statistics that do not
-        exist yet (no update before the memory warms up, no evaluation this epoch) are left out
-        of the row; the logger leaves their cells empty so every row of progress.csv has the
-        same columns.
+        ``eval_samples`` environment steps (:mod:`ddpg.evaluation`). The Q statistics are the
+        epoch's updates' (summed on the device), so ``memory``, kept in the example's
+        signature, is not read. Statistics that do not exist yet are left out of the row.
         """
-        logger.record_tabular("Epoch", epoch)
+        self.logger.record_tabular("Epoch", epoch)
         if evaluation.evaluation_due(epoch, self.n_epochs, self.eval_interval):
             evaluation.record_rollouts(
                 self.env, self.eval_env, self.policy, epoch, eval_samples=self.eval_samples,
                 max_path_length=self.max_path_length, discount=self.discount,
-                skip_nonfinite=self.skip_nonfinite)
-        evaluation.record_exploration_returns(self.strategy_path_returns)
-        evaluation.record_update_statistics(self.update_stats)
-        self.strategy_path_returns = []
+                skip_nonfinite=self.skip_nonfinite, logger=self.logger)
+        evaluation.record_exploration_returns(self.strategy_path_returns, self.logger)
+        evaluation.record_update_statistics(self.update_stats, self.logger)
 
 
 def _layer_sizes(policy, qfunc):

@@ -10,7 +10,7 @@ import copy
 
 import numpy as np
 
-from ddpg import faults, logger, options
+from ddpg import faults, options
 from ddpg.utils import discount_return, sample_paths
 
 
@@ -36,8 +36,9 @@ def evaluation_due(epoch, n_epochs, eval_interval):
 
 
 def record_rollouts(train_env, eval_env, policy, epoch, eval_samples, max_path_length,
-                    discount, skip_nonfinite):
-    """Run whole evaluation rollouts totalling ``eval_samples`` steps; record their returns.
+                    discount, skip_nonfinite, logger):
+    """Run whole evaluation rollouts totalling ``eval_samples`` steps; record their returns
+    on ``logger`` (a :class:`ddpg.logger.Logger`).
 
     The rollouts run under the training environment's observation normalisation. Episodes
     with non-finite values raise, or with ``skip_nonfinite`` are left out and counted
@@ -63,19 +64,21 @@ def record_rollouts(train_env, eval_env, policy, epoch, eval_samples, max_path_l
             [discount_return(reward, discount) for reward in rewards]))
 
 
-def record_exploration_returns(returns):
-    """The returns of the training (exploration) episodes that ended this epoch, if any."""
+def record_exploration_returns(returns, logger):
+    """The returns of the training (exploration) episodes that ended this epoch, if any,
+    recorded on ``logger``."""
+    record_tabular = logger.record_tabular
     if len(returns) > 0:
-        logger.record_tabular("AverageEsReturn", np.mean(returns))
-        logger.record_tabular("StdEsReturn", np.std(returns))
-        logger.record_tabular("MaxEsReturn", np.max(returns))
-        logger.record_tabular("MinEsReturn", np.min(returns))
-        logger.record_tabular("NumEsEpisodes", len(returns))
+        record_tabular("AverageEsReturn", np.mean(returns))
+        record_tabular("StdEsReturn", np.std(returns))
+        record_tabular("MaxEsReturn", np.max(returns))
+        record_tabular("MinEsReturn", np.min(returns))
+        record_tabular("NumEsEpisodes", len(returns))
 
 
-def record_update_statistics(update_stats):
-    """The epoch's averaged update statistics, then their reset for the next epoch
-    (:class:`ddpg.backend.statistics.UpdateStatistics`)."""
+def record_update_statistics(update_stats, logger):
+    """The epoch's averaged update statistics, recorded on ``logger``, then their reset for
+    the next epoch (:class:`ddpg.backend.statistics.UpdateStatistics`)."""
     for key, value in update_stats.averages().items():
         logger.record_tabular(key, value)
     update_stats.reset()

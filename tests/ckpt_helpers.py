@@ -96,13 +96,13 @@ def save_loop(mode, path, memory_size):
     memory = ReplayMem(algo.env.observation_space.flat_dim, algo.env.action_space.flat_dim,
                        memory_size)
     memory.size, memory.top = memory_size, 0
-    algo.memory = memory
+    algo.loop.memory = memory
     if mode == "logger":
         logger.set_snapshot_dir(os.path.dirname(path))
         logger.set_snapshot_mode("last")  # the logger's target is <dir>/params
     version = 0
     while True:
-        algo.itr = version
+        algo.loop.state.itr = version
         memory.rwds[:] = version
         memory.obss[:] = version
         if mode == "logger":

@@ -456,7 +456,7 @@ def test_save_replaces_an_existing_checkpoint(tmp_path):
     path = str(tmp_path / "ckpt")
     algo = trained(n_epochs=1)
     algo.save(path)
-    algo.itr = 1234
+    algo.loop.state.itr = 1234
     algo.save(path)
     assert checkpoint.read_manifest(path)["progress"]["itr"] == 1234
     assert os.listdir(str(tmp_path)) == ["ckpt"]
@@ -476,7 +476,7 @@ def test_a_crash_between_the_renames_is_recovered(saved_checkpoint, tmp_path):
     assert algo.epoch == 1
     # and a save after such a crash recovers first, then replaces
     shutil.move(str(tmp_path / "params"), str(tmp_path / ".params.old"))
-    algo.itr = 77
+    algo.loop.state.itr = 77
     algo.save(str(tmp_path / "params"))
     assert checkpoint.read_manifest(str(tmp_path / "params"))["progress"]["itr"] == 77
     assert sorted(os.listdir(str(tmp_path))) == [".params.abc123.tmp", "params"]

@@ -17,7 +17,8 @@ from ddpg.td3 import TD3
 from helpers import PointEnv
 
 #: Constructor arguments that are objects, not hyperparameters.
-OBJECTS = ("self", "env", "policy", "qfunc", "strategy", "eval_env", "qfunc2", "kwargs")
+OBJECTS = ("self", "env", "policy", "qfunc", "strategy", "eval_env", "qfunc2", "kwargs",
+           "logger")
 
 #: A value out of range for each kind the table checks, by the kind's description.
 BAD = {

@@ -179,7 +179,7 @@ def test_checkpoint_keeps_the_policy_update_count_of_the_running_epoch(tmp_path)
     a checkpoint saved between updates must bring that count back."""
     from ddpg.replay_mem import ReplayMem
     algo = make_algo("adam", policy_delay=2)
-    algo.memory = ReplayMem(OBS_DIM, ACT_DIM, algo.memory_size)
+    algo.loop.memory = ReplayMem(OBS_DIM, ACT_DIM, algo.memory_size)
     rng = np.random.RandomState(5)
     for itr in range(5):
         algo.do_update(itr, make_batch(rng))

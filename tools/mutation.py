@@ -32,7 +32,7 @@ MODULES = {
     "ddpg": "ddpg/ddpg.py",
     "executors": "ddpg/executors.py",
     "training": "ddpg/training.py",
-    "exploration": "ddpg/exploration.py",
+    "training_state": "ddpg/training_state.py",
     "evaluation": "ddpg/evaluation.py",
     "td3": "ddpg/td3.py",
     "replay_mem": "ddpg/replay_mem.py",

@@ -62,8 +62,7 @@ def restore(algo, path, log=None, trust_pickle=False):
         arrays = network_params(algo, network)
         for name, value in values.items():
             arrays[name][:] = value
-    algo.memory = memory
-    apply_state()
+    apply_state(memory)
     mx.nd.waitall()
     return manifest
 

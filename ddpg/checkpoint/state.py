@@ -1,7 +1,8 @@
 """The training state of a checkpoint: captured as plain data, checked and assigned back.
 
-``training_state.json``/``.npz`` (:mod:`ddpg.plain_data`) hold the training loop's counters
-(:data:`COUNTERS`: the epoch, the update index, the episode in progress, ...), numpy's and
+``training_state.json``/``.npz`` (:mod:`ddpg.plain_data`) hold the training loop's state
+(every field of :class:`ddpg.training_state.TrainingState`: the epoch, the update index, the
+episode in progress, ...; saved under ``counters``), numpy's and
 Python's global generators, the exploration strategy's state, the epoch's running update
 statistics and both environments' states (:mod:`ddpg.checkpoint.env_state`).
 
@@ -15,10 +16,10 @@ import numpy as np
 
 from ddpg.checkpoint import env_state
 from ddpg.errors import CheckpointError
+from ddpg.training_state import STATE_FIELDS
 
-#: Training-loop state saved in training_state.json/.npz (attributes of DDPG).
-COUNTERS = ("epoch", "itr", "total_env_steps", "train_time", "obs", "end", "path_length",
-            "path_return", "episode", "n_skipped_nonfinite", "strategy_path_returns")
+#: The training loop's state saved in training_state.json/.npz: TrainingState's fields.
+COUNTERS = STATE_FIELDS
 
 
 def _capture_strategy(strategy):
@@ -41,10 +42,9 @@ def capture_training_state(algo):
     """``algo``'s training state as a dict of plain data (see the module docstring)."""
     counters = {}
     for name in COUNTERS:
-        if hasattr(algo, name):
-            value = getattr(algo, name)
-            counters[name] = np.array(value, copy=True) if isinstance(value, np.ndarray) \
-                else list(value) if isinstance(value, list) else value
+        value = getattr(algo.loop.state, name)
+        counters[name] = np.array(value, copy=True) if isinstance(value, np.ndarray) \
+            else list(value) if isinstance(value, list) else value
     return {
         "counters": counters,
         "np_random": np.random.get_state(),
@@ -137,19 +137,9 @@ def _prepare_environments(algo, state, path):
     return apply
 
 
-def _abandon_episode(algo):
-    """Start a new episode where the environment's state could not be saved: the interrupted
-    episode's partial return is not logged as an exploration return."""
-    algo.obs = None
-    algo.end = False
-    algo.path_length = 0
-    algo.path_return = 0
-    algo.episode = getattr(algo, "episode", 0) + 1
-    algo.strategy.reset()
-
-
 def prepare_training_state(algo, state, path, log):
-    """Check the training state against ``algo``; return the function assigning it."""
+    """Check the training state against ``algo``; return the function assigning it with
+    the checkpoint's replay memory (``apply(memory)``), through the training loop."""
     counters = state["counters"]
     _check_counters(counters, path)
     _check_generators(state, path)
@@ -161,9 +151,9 @@ def prepare_training_state(algo, state, path, log):
     continue_episode = state["env"]["episode"] == env_state.EXACT
     mid_episode = counters.get("obs") is not None and not counters.get("end", False)
 
-    def apply():
-        for name, value in counters.items():
-            setattr(algo, name, list(value) if isinstance(value, list) else value)
+    def apply(memory):
+        algo.loop.restore({name: list(value) if isinstance(value, list) else value
+                           for name, value in counters.items()}, memory)
         np.random.set_state(state["np_random"])
         if python_random is not None:
             random.setstate(python_random)
@@ -174,5 +164,5 @@ def prepare_training_state(algo, state, path, log):
             # the simulator's state could not be saved (see ddpg.checkpoint.env_state)
             log("The environment's state (%s) cannot be restored: the interrupted episode "
                 "is abandoned and a new one starts" % state["env"].get("type"))
-            _abandon_episode(algo)
+            algo.loop.abandon_episode()
     return apply

@@ -12,7 +12,6 @@ import os
 
 import mxnet as mx
 
-from ddpg import logger
 from ddpg.checkpoint import optimizer_state
 from ddpg.checkpoint.atomic import fsync_dir, sync_and_describe, write_atomically
 from ddpg.checkpoint.format import (MANIFEST, MEMORY, STATE_ARRAYS, STATE_JSON,
@@ -76,13 +75,15 @@ def _write_json(path, value):
 
 
 def save_interrupted(algo):
-    """On Ctrl-C: save ``<snapshot folder>/interrupted`` if snapshots are on; else nothing.
+    """On Ctrl-C: save ``<snapshot folder>/interrupted`` if snapshots are on (on the
+    algorithm's logger); else nothing.
 
     Snapshots are on when a snapshot folder is set and the mode is not ``'none'``. The
     checkpoint records the moment of the interruption, mid-epoch: resuming from it runs the
     interrupted epoch again from its start (keeping the transitions and updates it already
     made), so unlike epoch snapshots it does not reproduce the uninterrupted run exactly.
     """
+    logger = algo.logger
     snapshot_dir = logger.get_snapshot_dir()
     if not snapshot_dir or logger.get_snapshot_mode() == "none":
         return None

@@ -1,0 +1,53 @@
+"""The training loop's state, declared: every counter and piece of episode state, with its
+meaning.
+
+:class:`TrainingState` is what :class:`ddpg.training.TrainingLoop` advances and nothing else
+assigns; a checkpoint saves it whole and a restore replaces it whole
+(:mod:`ddpg.checkpoint.state` reads its fields from here, so a new field is saved and
+restored without a second list of names). The replay memory belongs to the loop too, but is
+saved on its own (:mod:`ddpg.checkpoint.replay_memory`): it is data, not a counter.
+"""
+import dataclasses
+from typing import List, Optional
+
+import numpy as np
+
+__all__ = ["TrainingState", "STATE_FIELDS"]
+
+
+@dataclasses.dataclass
+class TrainingState:
+    """Where a training run is. The defaults are a run that has not started."""
+
+    #: The next epoch to run (epochs done).
+    epoch: int = 0
+    #: Updates done; the index of the next update (``do_update(itr, batch)``).
+    itr: int = 0
+    #: Environment steps taken by the training episodes (evaluation steps not counted).
+    total_env_steps: int = 0
+    #: Seconds spent in ``train_epoch``, evaluation included.
+    train_time: float = 0.0
+    #: The training episode's current observation (None before the first reset).
+    obs: Optional[np.ndarray] = None
+    #: Whether the training episode has ended; the next step resets the environment.
+    end: bool = False
+    #: Steps taken in the training episode.
+    path_length: int = 0
+    #: The training episode's return so far (unscaled rewards).
+    path_return: float = 0
+    #: Index of the training episode (0 for the first).
+    episode: int = 0
+    #: Transitions skipped for a NaN or infinite value (``skip_nonfinite``), over the run.
+    n_skipped_nonfinite: int = 0
+    #: Returns of the training episodes that ended since the last evaluation row.
+    strategy_path_returns: List[float] = dataclasses.field(default_factory=list)
+
+    def __setattr__(self, name, value):
+        # a misspelt field would otherwise become a new attribute that no checkpoint saves
+        if name not in self.__dataclass_fields__:  # pylint: disable=no-member
+            raise AttributeError("TrainingState has no field %r" % name)
+        object.__setattr__(self, name, value)
+
+
+#: The names of the fields, in their declared order.
+STATE_FIELDS = tuple(field.name for field in dataclasses.fields(TrainingState))
