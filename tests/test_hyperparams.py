@@ -172,3 +172,39 @@ def test_a_bad_preset_value_names_the_hyperparameter(monkeypatch):
 def test_unknown_names_are_refused():
     with pytest.raises(KeyError, match="batch_size"):
         hyperparams.get("batch_sise")
+
+
+def test_the_networks_and_strategies_defaults_have_one_home():
+    """The networks' and strategies' defaults are constants of their modules, which their
+    signatures and the command line's flags read."""
+    from ddpg import strategies, utils  # pylint: disable=import-outside-toplevel
+    from ddpg.backend import initializers  # pylint: disable=import-outside-toplevel
+
+    def signature_defaults(function):  # pylint: disable=redefined-outer-name
+        return {name: parameter.default
+                for name, parameter in inspect.signature(function).parameters.items()
+                if parameter.default is not inspect.Parameter.empty}
+
+    network = dict(activation=utils.DEFAULT_ACTIVATION, layer_norm=False,
+                   output_init=initializers.DEFAULT_OUTPUT_INIT,
+                   hidden_init=initializers.DEFAULT_HIDDEN_INIT)
+    assert signature_defaults(DeterministicMLPPolicy.__init__) == dict(
+        network, hidden_sizes=utils.DEFAULT_POLICY_HIDDEN_SIZES)
+    assert signature_defaults(ContinuousMLPQ.__init__) == dict(
+        network, hidden_sizes=utils.DEFAULT_QFUNC_HIDDEN_SIZES,
+        action_merge_layer=utils.DEFAULT_QFUNC_ACTION_MERGE_LAYER, prefix="qfunc")
+    assert signature_defaults(OUStrategy.__init__) == dict(
+        mu=0, theta=strategies.DEFAULT_OU_THETA, sigma=strategies.DEFAULT_OU_SIGMA,
+        dt=strategies.DEFAULT_OU_DT)
+    assert signature_defaults(strategies.GaussianStrategy.__init__) == dict(
+        sigma=strategies.DEFAULT_GAUSSIAN_SIGMA, sigma_min=None, decay_steps=None)
+    args = vars(build_parser().parse_args([]))
+    assert (args["policy_hidden_sizes"], args["qfunc_hidden_sizes"]) == (
+        list(utils.DEFAULT_POLICY_HIDDEN_SIZES), list(utils.DEFAULT_QFUNC_HIDDEN_SIZES))
+    assert args["qfunc_action_merge_layer"] == utils.DEFAULT_QFUNC_ACTION_MERGE_LAYER
+    assert {name: args[name] for name in ("activation", "output_init", "hidden_init")} == {
+        name: network[name] for name in ("activation", "output_init", "hidden_init")}
+    assert (args["ou_theta"], args["ou_sigma"], args["ou_dt"], args["gaussian_sigma"]) == (
+        strategies.DEFAULT_OU_THETA, strategies.DEFAULT_OU_SIGMA, strategies.DEFAULT_OU_DT,
+        strategies.DEFAULT_GAUSSIAN_SIGMA)
+    assert args["env"] == hyperparams.DEFAULT_ENV and utils.SEED == hyperparams.get("seed").default
