@@ -3,7 +3,6 @@ signatures, the example's command line, the presets and the checkpoint's lists, 
 its range checks refuses a bad value with a message naming the hyperparameter."""
 import inspect
 
-import mxnet as mx
 import pytest
 
 from ddpg import DDPG, checkpoint, hyperparams
@@ -14,7 +13,7 @@ from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
 from ddpg.td3 import TD3
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 
 #: Constructor arguments that are objects, not hyperparameters.
 OBJECTS = ("self", "env", "policy", "qfunc", "strategy", "eval_env", "qfunc2", "kwargs")
@@ -117,12 +116,10 @@ def test_every_range_check_names_the_hyperparameter(name):
 
 
 def build(**kwargs):
-    env = PointEnv(obs_dim=2, act_dim=1)
-    options = dict(ctx=mx.cpu(), batch_size=4, memory_size=100, memory_start_size=100, seed=1,
-                   progress_bar=False)
+    options = dict(batch_size=4, memory_size=100, memory_start_size=100, seed=1)
     options.update(kwargs)
-    return DDPG(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(8,)),
-                ContinuousMLPQ(env.spec, hidden_sizes=(8, 8)), OUStrategy(env.spec), **options)
+    return build_algorithm(env=PointEnv(obs_dim=2, act_dim=1), pi_hidden=(8,),
+                           q_hidden=(8, 8), **options)
 
 
 @pytest.mark.parametrize("name", hyperparams.checked_names("ddpg"))
@@ -133,11 +130,9 @@ def test_ddpg_refuses_what_the_table_refuses(name):
 
 @pytest.mark.parametrize("name", ["target_noise", "target_noise_clip"])
 def test_td3_refuses_a_negative_noise(name):
-    env = PointEnv(obs_dim=2, act_dim=1)
     with pytest.raises(ValueError, match="%s must be a non-negative number" % name):
-        TD3(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(8,)),
-            ContinuousMLPQ(env.spec, hidden_sizes=(8, 8)), OUStrategy(env.spec), ctx=mx.cpu(),
-            **{name: -0.1})
+        build_algorithm("td3", env=PointEnv(obs_dim=2, act_dim=1), pi_hidden=(8,),
+                        q_hidden=(8, 8), **{name: -0.1})
 
 
 @pytest.mark.parametrize("values,message", [

@@ -4,8 +4,10 @@ import os
 
 import pytest
 
-from ddpg.experiment.presets import (METADATA, PRESETS, check_preset_keys, get_preset,
-                          parse_args_with_preset, preset_names)
+from ddpg import hyperparams, strategies, utils
+from ddpg.experiment.presets import (METADATA, PRESETS, RUN_PY_HYPERPARAMETERS,
+                                     check_preset_keys, get_preset, parse_args_with_preset,
+                                     preset_names)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -113,8 +115,6 @@ def test_cleanrl_preset_builds_cleanrls_ddpg(run_script, tmp_path, monkeypatch):
 def test_the_original_preset_reads_run_pys_values_where_they_are_written():
     """run.py's values are written once (the table's cli_default, the networks' and the OU
     noise's defaults): the preset and the script's defaults both read them there."""
-    from ddpg import hyperparams, strategies, utils  # pylint: disable=import-outside-toplevel
-    from ddpg.experiment.presets import RUN_PY_HYPERPARAMETERS  # pylint: disable=import-outside-toplevel
     original = PRESETS["original"]
     for name in RUN_PY_HYPERPARAMETERS:
         assert original[name] == hyperparams.get(name).cli_default, name
