@@ -29,11 +29,13 @@ import numpy as np
 __all__ = ["Kind", "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE", "POSITIVE_NUMBER",
            "NON_NEGATIVE", "CLOSED_UNIT", "HALF_OPEN_UNIT", "FINITE", "OPTIMIZER", "SWITCH",
            "INTEGER", "UPDATES", "CONTEXT", "AUTO_SWITCH", "AUTO_THREADS", "Hyperparameter",
-           "TABLE", "CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH",
+           "TABLE", "DEFAULT_ENV", "CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH",
            "updates_per_sample", "get", "rows", "names", "checked_names", "defaults", "by_flag",
            "checkpointed_names", "structural_names", "check", "check_flag_values",
            "from_flags"]
 
+#: The environment of the original run.py (--env's default): the cart-pole.
+DEFAULT_ENV = "cartpole"
 #: max_path_length of the original run.py, used for the cart-pole.
 CARTPOLE_MAX_PATH_LENGTH = 100
 #: Used when a gymnasium environment declares no time limit of its own.

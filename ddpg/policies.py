@@ -7,9 +7,10 @@ batch and ``exe_one``, the same network bound for batch 1, used to act in the en
 import mxnet as mx
 
 from ddpg.backend.flat import FlatArrays, bind_inputs, copy_into, param_shapes
-from ddpg.backend.initializers import make_initializer
+from ddpg.backend.initializers import (DEFAULT_HIDDEN_INIT, DEFAULT_OUTPUT_INIT,
+                                      make_initializer)
 from ddpg.backend.mxnet_log import filters_mxnet_info
-from ddpg.utils import DEFAULT_POLICY_HIDDEN_SIZES, define_policy
+from ddpg.utils import DEFAULT_ACTIVATION, DEFAULT_POLICY_HIDDEN_SIZES, define_policy
 
 
 class Policy(object):
@@ -47,8 +48,9 @@ class DeterministicMLPPolicy(Policy):
     the defaults are the original's network.
     """
 
-    def __init__(self, env_spec, hidden_sizes=DEFAULT_POLICY_HIDDEN_SIZES, activation="relu",
-                 layer_norm=False, output_init="normal", hidden_init="normal"):
+    def __init__(self, env_spec, hidden_sizes=DEFAULT_POLICY_HIDDEN_SIZES,
+                 activation=DEFAULT_ACTIVATION, layer_norm=False,
+                 output_init=DEFAULT_OUTPUT_INIT, hidden_init=DEFAULT_HIDDEN_INIT):
         super(DeterministicMLPPolicy, self).__init__(env_spec)
         self.hidden_sizes = tuple(hidden_sizes)
         self.activation = activation

@@ -10,10 +10,11 @@ import json
 import mxnet as mx
 
 from ddpg.backend.flat import FlatArrays, bind_inputs, copy_into, param_shapes
-from ddpg.backend.initializers import make_initializer
+from ddpg.backend.initializers import (DEFAULT_HIDDEN_INIT, DEFAULT_OUTPUT_INIT,
+                                      make_initializer)
 from ddpg.backend.mxnet_log import filters_mxnet_info
-from ddpg.utils import (DEFAULT_QFUNC_ACTION_MERGE_LAYER, DEFAULT_QFUNC_HIDDEN_SIZES,
-                        define_qfunc)
+from ddpg.utils import (DEFAULT_ACTIVATION, DEFAULT_QFUNC_ACTION_MERGE_LAYER,
+                        DEFAULT_QFUNC_HIDDEN_SIZES, define_qfunc)
 
 #: Input variables of the Q loss: everything else in the executor is a trainable parameter.
 QFUNC_INPUT_NAMES = ("obs", "act", "yval")
@@ -54,8 +55,9 @@ class ContinuousMLPQ(QFunc):
     """
 
     def __init__(self, env_spec, hidden_sizes=DEFAULT_QFUNC_HIDDEN_SIZES,
-                 action_merge_layer=DEFAULT_QFUNC_ACTION_MERGE_LAYER, activation="relu",
-                 layer_norm=False, output_init="normal", hidden_init="normal",
+                 action_merge_layer=DEFAULT_QFUNC_ACTION_MERGE_LAYER,
+                 activation=DEFAULT_ACTIVATION, layer_norm=False,
+                 output_init=DEFAULT_OUTPUT_INIT, hidden_init=DEFAULT_HIDDEN_INIT,
                  prefix="qfunc"):
         self.env_spec = env_spec
         self.prefix = prefix

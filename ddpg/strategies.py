@@ -9,6 +9,15 @@ import math
 
 import numpy as np
 
+# The strategies' defaults: the home of every default of OUStrategy and GaussianStrategy, and
+# of the command line's exploration flags.
+#: The original's OU noise (the DDPG paper's theta and sigma; dt=1, the original's recursion).
+DEFAULT_OU_THETA = 0.15
+DEFAULT_OU_SIGMA = 0.3
+DEFAULT_OU_DT = 1.0
+#: The TD3 authors' Gaussian noise std, relative to the action half-range.
+DEFAULT_GAUSSIAN_SIGMA = 0.1
+
 
 class BaseStrategy(object):
     """Turns ``policy.get_action(obs)`` into an exploratory action."""
@@ -33,7 +42,8 @@ class OUStrategy(BaseStrategy):
     generator, which :class:`ddpg.DDPG` seeds.
     """
 
-    def __init__(self, env_spec, mu=0, theta=0.15, sigma=0.3, dt=1.0):
+    def __init__(self, env_spec, mu=0, theta=DEFAULT_OU_THETA, sigma=DEFAULT_OU_SIGMA,
+                 dt=DEFAULT_OU_DT):
         self.action_space = env_spec.action_space
         self.action_dim = self.action_space.flat_dim
         self.mu = mu
@@ -77,7 +87,8 @@ class GaussianStrategy(BaseStrategy):
     ``get_checkpoint_state``/``set_checkpoint_state``, so a resumed run continues the schedule.
     """
 
-    def __init__(self, env_spec, sigma=0.1, sigma_min=None, decay_steps=None):
+    def __init__(self, env_spec, sigma=DEFAULT_GAUSSIAN_SIGMA, sigma_min=None,
+                 decay_steps=None):
         self.action_space = env_spec.action_space
         self.action_dim = self.action_space.flat_dim
         if not sigma >= 0:

@@ -8,8 +8,13 @@ import numpy as np
 
 import mxnet as mx
 
-SEED = 12345
+from ddpg import hyperparams
 
+#: The original's seed: DDPG's default ``seed``.
+SEED = hyperparams.get("seed").default
+
+# The networks' defaults, the original's: the home of every default of ContinuousMLPQ and
+# DeterministicMLPPolicy, and of the command line's network flags.
 #: The original's layouts: Q is 32-32 on the observation, then the action joins, then 32.
 DEFAULT_QFUNC_HIDDEN_SIZES = (32, 32, 32)
 DEFAULT_QFUNC_ACTION_MERGE_LAYER = 2
@@ -17,6 +22,8 @@ DEFAULT_QFUNC_ACTION_MERGE_LAYER = 2
 DEFAULT_POLICY_HIDDEN_SIZES = (32, 32)
 #: The act_type values of MXNet 1.9's ``Activation`` operator (the hidden layers' choices).
 ACTIVATIONS = ("relu", "sigmoid", "softrelu", "softsign", "tanh")
+#: The original's hidden-layer activation.
+DEFAULT_ACTIVATION = "relu"
 
 
 def _check_hidden_sizes(hidden_sizes, what):
@@ -46,8 +53,8 @@ def _hidden_layer(net, prefix, i, size, activation, layer_norm):
 
 
 def define_qfunc(obs, act, hidden_sizes=DEFAULT_QFUNC_HIDDEN_SIZES,
-                 action_merge_layer=DEFAULT_QFUNC_ACTION_MERGE_LAYER, activation="relu",
-                 layer_norm=False, prefix="qfunc"):
+                 action_merge_layer=DEFAULT_QFUNC_ACTION_MERGE_LAYER,
+                 activation=DEFAULT_ACTIVATION, layer_norm=False, prefix="qfunc"):
     """Q(s, a) as an MXNet symbol.
 
     The observation goes through the first ``action_merge_layer`` hidden layers alone; the
@@ -76,7 +83,7 @@ def define_qfunc(obs, act, hidden_sizes=DEFAULT_QFUNC_HIDDEN_SIZES,
 
 
 def define_policy(obs, action_dim, hidden_sizes=DEFAULT_POLICY_HIDDEN_SIZES,
-                  activation="relu", layer_norm=False):
+                  activation=DEFAULT_ACTIVATION, layer_norm=False):
     """The deterministic policy mu(s) as an MXNet symbol, tanh-squashed to [-1, 1].
 
     Layers ``policy_fc1``, ``policy_relu1``, ..., a linear ``policy_fc{n+1}`` of

@@ -13,19 +13,15 @@ import os
 import sys
 
 import ddpg  # noqa: F401  (sets MXNet's environment variables before mxnet loads)
-import mxnet as mx
 import numpy as np
 
-from ddpg import DDPG, checkpoint, logger
+from ddpg import checkpoint, logger
 from ddpg.checkpoint import NETWORKS, network_params
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.replay_mem import ReplayMem
-from ddpg.strategies import OUStrategy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from helpers import PointEnv  # noqa: E402
+from helpers import PointEnv, build_algorithm  # noqa: E402
 
 #: Environment kinds, with the max_path_length that makes episodes cross epoch boundaries.
 ENV_KINDS = {
@@ -51,13 +47,12 @@ def make_env(kind):
 def build(kind="cartpole", hidden=16, **overrides):
     """A small DDPG on the ``kind`` environment; ``overrides`` are DDPG keyword arguments."""
     env = make_env(kind)
-    settings = dict(ctx=mx.cpu(), batch_size=16, n_epochs=3, epoch_length=100,
-                    memory_size=1000, memory_start_size=50, max_path_length=ENV_KINDS[kind],
-                    eval_samples=50, seed=3, progress_bar=False)
+    settings = dict(batch_size=16, n_epochs=3, epoch_length=100, memory_size=1000,
+                    memory_start_size=50, max_path_length=ENV_KINDS[kind], eval_samples=50,
+                    seed=3)
     settings.update(overrides)
-    return DDPG(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(hidden, hidden)),
-                ContinuousMLPQ(env.spec, hidden_sizes=(hidden, hidden, hidden)),
-                OUStrategy(env.spec), **settings)
+    return build_algorithm(env=env, pi_hidden=(hidden, hidden), q_hidden=(hidden,) * 3,
+                           **settings)
 
 
 def all_params(algo):

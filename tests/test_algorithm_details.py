@@ -4,17 +4,13 @@ TensorBoard scalars written as they happen (their tags, steps and values), and t
 Every test builds its own algorithm (no module-scoped fixture), so that a mutation tool that
 attributes function calls to the test that made them credits each test with what it checks.
 """
-import mxnet as mx
 import numpy as np
 import pytest
 
-from ddpg import DDPG, logger, utils
+from ddpg import logger, utils
 from ddpg.envs import Step
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.strategies import OUStrategy
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 
 
 class EndlessPointEnv(PointEnv):
@@ -36,13 +32,10 @@ class EndlessPointEnv(PointEnv):
 
 
 def make_algo(env, **kwargs):
-    options = dict(ctx=mx.cpu(), batch_size=4, memory_size=200, memory_start_size=8,
-                   n_epochs=1, epoch_length=30, max_path_length=10, eval_samples=10, seed=1,
-                   progress_bar=False)
+    options = dict(batch_size=4, memory_size=200, memory_start_size=8, n_epochs=1,
+                   epoch_length=30, max_path_length=10, eval_samples=10, seed=1)
     options.update(kwargs)
-    return DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=(8, 8)),
-                qfunc=ContinuousMLPQ(env.spec, hidden_sizes=(8, 8, 8)),
-                strategy=OUStrategy(env.spec), **options)
+    return build_algorithm(env=env, **options)
 
 
 def record_updates(algo):

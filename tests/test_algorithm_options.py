@@ -3,17 +3,12 @@ clipping against the NumPy reference (weights only, biases left alone), reward s
 stored rewards, the update schedule (train_freq, gradient_steps, n_updates_per_sample) and the
 number of updates it runs, the rejection of bad values, the command line's flags reaching the
 algorithm, and that every default is the original's update."""
-import mxnet as mx
 import numpy as np
 import pytest
 
-from ddpg import DDPG
 from ddpg.options import update_schedule
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.strategies import OUStrategy
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, params_of
 from numpy_reference import NumpyDDPG, NumpyOptimizer, NumpyPolicy, NumpyQ
 
@@ -21,22 +16,12 @@ Q_HIDDEN, MERGE, PI_HIDDEN = (6, 5, 4), 2, (5, 4)
 
 
 def build(updater="sgd", lr=2e-2, tau=0.1, randomize=True, **options):
-    env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
-    kwargs = dict(ctx=mx.cpu(), batch_size=BATCH, discount=0.9, qfunc_updater=updater,
-                  qfunc_lr=lr, policy_updater=updater, policy_lr=lr, soft_target_tau=tau,
-                  seed=3, progress_bar=False)
+    kwargs = dict(batch_size=BATCH, discount=0.9, qfunc_updater=updater, qfunc_lr=lr,
+                  policy_updater=updater, policy_lr=lr, soft_target_tau=tau, seed=3)
     kwargs.update(options)
-    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=PI_HIDDEN),
-                qfunc=ContinuousMLPQ(env.spec, hidden_sizes=Q_HIDDEN, action_merge_layer=MERGE),
-                strategy=OUStrategy(env.spec), **kwargs)
-    if randomize:  # as tests/test_update.py: large, distinct parameters so every step shows
-        rng = np.random.RandomState(0)
-        for arg_dict in (algo.qfunc.arg_dict, algo.qfunc_target.arg_dict,
-                         algo.policy.arg_dict, algo.policy_target.arg_dict):
-            for name, arr in arg_dict.items():
-                if name not in ("obs", "act", "yval"):
-                    arr[:] = rng.normal(0, 0.5, size=arr.shape)
-    return algo
+    # randomize: as tests/test_update.py, large, distinct parameters so every step shows
+    return build_algorithm(env=PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM), pi_hidden=PI_HIDDEN,
+                           q_hidden=Q_HIDDEN, merge=MERGE, randomize=randomize, **kwargs)
 
 
 @pytest.mark.parametrize("updater", ["sgd", "adam"])

@@ -30,12 +30,9 @@ from ddpg.checkpoint.atomic import write_atomically
 from ddpg.checkpoint.networks import layout_difference
 from ddpg.errors import CheckpointError
 from ddpg.plain_data import MARK
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.strategies import OUStrategy
-from ddpg.td3 import TD3
 
 from ckpt_helpers import PointEnv, all_params, build, make_env, recompute_manifest
+from helpers import build_algorithm
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 V1_CHECKPOINT = os.path.join(TESTS, "data", "v1_cartpole")
@@ -462,12 +459,10 @@ def test_update_statistics_that_do_not_fit_start_the_epoch_afresh(tmp_path, save
 # -- what the manifest records and what its errors say ---------------------------------------
 
 def test_a_td3_checkpoint_records_the_hyperparameters_td3_adds(tmp_path):
-    env = make_env("cartpole")
-    algo = TD3(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(8, 8)),
-               ContinuousMLPQ(env.spec, hidden_sizes=(8, 8, 8)), OUStrategy(env.spec),
-               target_noise=0.3, target_noise_clip=0.4, ctx=mx.cpu(), batch_size=16,
-               memory_size=1000, memory_start_size=50, epoch_length=60, n_epochs=1,
-               eval_samples=20, max_path_length=100, seed=5, progress_bar=False)
+    algo = build_algorithm("td3", env=make_env("cartpole"), target_noise=0.3,
+                           target_noise_clip=0.4, batch_size=16, memory_size=1000,
+                           memory_start_size=50, epoch_length=60, n_epochs=1, eval_samples=20,
+                           max_path_length=100, seed=5)
     path = str(tmp_path / "td3")
     algo.save(path)
     recorded = checkpoint.read_manifest(path)["hyperparameters"]

@@ -6,11 +6,8 @@ import pytest
 from ddpg import DDPG
 from ddpg.backend.context import num_gpus
 from ddpg.envs import Box, EnvSpec, GymEnv, Step
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.strategies import OUStrategy
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 
 OBS_DIM, ACT_DIM = 3, 2
 
@@ -19,13 +16,10 @@ needs_no_gpu = pytest.mark.skipif(num_gpus() > 0, reason="checks the message whe
 
 def build(env=None, spec_env=None, **kwargs):
     """DDPG on ``env``; policy, Q and strategy are sized from ``spec_env`` (default ``env``)."""
-    env = env or PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
-    spec = (spec_env or env).spec
-    options = dict(ctx=mx.cpu(), batch_size=4, memory_size=100, memory_start_size=100, seed=1,
-                   progress_bar=False)
+    options = dict(batch_size=4, memory_size=100, memory_start_size=100, seed=1)
     options.update(kwargs)
-    return DDPG(env, DeterministicMLPPolicy(spec, hidden_sizes=(8, 8)),
-                ContinuousMLPQ(spec, hidden_sizes=(8, 8, 8)), OUStrategy(spec), **options)
+    return build_algorithm(env=env or PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM),
+                           spec_env=spec_env, **options)
 
 
 # ---------------------------------------------------------------------------------------------

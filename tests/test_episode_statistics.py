@@ -8,16 +8,15 @@ training loop resets the exploration noise.
 """
 import math
 
-import mxnet as mx
 import numpy as np
 import pytest
 
-from ddpg import DDPG, logger
+from ddpg import logger
 from ddpg.envs import Box, EnvSpec, Step
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
 from ddpg.utils import discount_return
+
+from helpers import build_algorithm
 
 pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
 
@@ -81,13 +80,11 @@ class RecordingOU(OUStrategy):
 
 
 def build(env, strategy=None, **kwargs):
-    settings = dict(ctx=mx.cpu(), batch_size=8, n_epochs=3, epoch_length=17, memory_size=500,
+    settings = dict(batch_size=8, n_epochs=3, epoch_length=17, memory_size=500,
                     memory_start_size=16, max_path_length=6, eval_samples=10, discount=0.9,
-                    seed=4, progress_bar=False)
+                    seed=4)
     settings.update(kwargs)
-    return DDPG(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(8, 8)),
-                ContinuousMLPQ(env.spec, hidden_sizes=(8, 8, 8)),
-                strategy or OUStrategy(env.spec), **settings)
+    return build_algorithm(env=env, strategy=strategy or OUStrategy, **settings)
 
 
 def numpy_discounted(rewards, discount):

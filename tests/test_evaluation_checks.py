@@ -1,17 +1,13 @@
 """Evaluation is checked like training: a non-finite return never reaches progress.csv."""
 import csv
 
-import mxnet as mx
 import numpy as np
 import pytest
 
-from ddpg import DDPG, logger
+from ddpg import logger
 from ddpg.errors import NonFiniteError
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.strategies import OUStrategy
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 
 
 class NanRewardEvalEnv(PointEnv):
@@ -37,13 +33,11 @@ class NanRewardEvalEnv(PointEnv):
 def build(eval_env, **kwargs):
     env = NanRewardEvalEnv()
     eval_env.evaluating = True
-    options = dict(ctx=mx.cpu(), batch_size=4, memory_size=100, memory_start_size=8,
-                   n_epochs=1, epoch_length=20, max_path_length=5, eval_samples=15,
-                   seed=1, progress_bar=False, eval_env=eval_env)
+    options = dict(batch_size=4, memory_size=100, memory_start_size=8, n_epochs=1,
+                   epoch_length=20, max_path_length=5, eval_samples=15, seed=1,
+                   eval_env=eval_env)
     options.update(kwargs)
-    return DDPG(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(8, 8)),
-                ContinuousMLPQ(env.spec, hidden_sizes=(8, 8, 8)), OUStrategy(env.spec),
-                **options)
+    return build_algorithm(env=env, **options)
 
 
 def run_with_progress(algo, tmp_path):
@@ -99,11 +93,9 @@ class UncopyableEnv(PointEnv):
 def test_an_environment_that_cannot_be_copied_for_evaluation_asks_for_eval_env():
     env = UncopyableEnv()
     with pytest.raises(ValueError) as error:
-        DDPG(env, DeterministicMLPPolicy(env.spec), ContinuousMLPQ(env.spec),
-             OUStrategy(env.spec), ctx=mx.cpu(), progress_bar=False)
+        build_algorithm(env=env, pi_hidden=None, q_hidden=None)
     assert str(error.value).startswith("could not copy the environment to evaluate on (")
     assert str(error.value).endswith("); pass eval_env=... to DDPG")
     eval_env = PointEnv(obs_dim=2, act_dim=2)  # given one, it evaluates on that
-    algo = DDPG(env, DeterministicMLPPolicy(env.spec), ContinuousMLPQ(env.spec),
-                OUStrategy(env.spec), ctx=mx.cpu(), progress_bar=False, eval_env=eval_env)
+    algo = build_algorithm(env=env, pi_hidden=None, q_hidden=None, eval_env=eval_env)
     assert algo.eval_env is eval_env

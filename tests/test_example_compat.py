@@ -205,6 +205,7 @@ def test_strategies_read_low_and_high(make):
 
 def test_run_py_on_an_rllab_style_environment(tmp_path):
     """run.py's script, with small numbers, and the logger calls the example makes."""
+    # built as the example's script builds it, not with helpers.build_algorithm
     env = normalize(RllabEnv())
     policy = DeterministicMLPPolicy(env.spec)
     qfunc = ContinuousMLPQ(env.spec)

@@ -10,11 +10,8 @@ import pytest
 
 from ddpg import DDPG
 from ddpg.checkpoint import NETWORKS
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.strategies import OUStrategy
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 from update_checks import ACT_DIM, BATCH, INPUTS, OBS_DIM, make_batch
 
 
@@ -25,14 +22,10 @@ POLICY_PARAMS = ["policy_fc1_weight", "policy_fc1_bias", "policy_fc2_weight",
 
 
 def make_algo(env=None, q_hidden=None, pi_hidden=None, seed=3, **kwargs):
-    env = env or PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
-    q_kwargs = {} if q_hidden is None else dict(hidden_sizes=q_hidden)
-    pi_kwargs = {} if pi_hidden is None else dict(hidden_sizes=pi_hidden)
-    options = dict(ctx=mx.cpu(), batch_size=BATCH, seed=seed, progress_bar=False)
+    options = dict(batch_size=BATCH, seed=seed)
     options.update(kwargs)
-    return DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, **pi_kwargs),
-                qfunc=ContinuousMLPQ(env.spec, **q_kwargs), strategy=OUStrategy(env.spec),
-                **options)
+    return build_algorithm(env=env or PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM),
+                           pi_hidden=pi_hidden, q_hidden=q_hidden, **options)
 
 
 def params(arg_dict):
@@ -439,12 +432,10 @@ def test_every_array_lives_on_the_context_the_algorithm_is_given(algo_class):
 
     env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
     ctx = mx.cpu(1)
-    algo = {"DDPG": DDPG, "TD3": TD3}[algo_class](
-        env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=(5, 4)),
-        qfunc=ContinuousMLPQ(env.spec, hidden_sizes=(6, 5)),
-        strategy=GaussianStrategy(env.spec), ctx=ctx, batch_size=BATCH, n_epochs=1,
-        epoch_length=40, memory_start_size=20, max_path_length=20, eval_samples=20, seed=3,
-        progress_bar=False)
+    algo = build_algorithm(
+        algo_class.lower(), env=env, pi_hidden=(5, 4), q_hidden=(6, 5),
+        strategy=GaussianStrategy, ctx=ctx, batch_size=BATCH, n_epochs=1, epoch_length=40,
+        memory_start_size=20, max_path_length=20, eval_samples=20, seed=3)
     algo.train()
     assert algo.total_env_steps == 40
     for network in getattr(algo, "CHECKPOINT_NETWORKS", NETWORKS):

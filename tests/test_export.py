@@ -274,16 +274,11 @@ def python_env(name):
 
 def saved_from_python(folder, name):
     """A short DDPG run on ``python_env(name)``, saved with DDPG.save; returns the algorithm."""
-    from ddpg import DDPG
-    from ddpg.policies import DeterministicMLPPolicy
-    from ddpg.qfuncs import ContinuousMLPQ
-    from ddpg.strategies import OUStrategy
-    env = python_env(name)
-    algo = DDPG(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(12, 8), activation="tanh"),
-                ContinuousMLPQ(env.spec, hidden_sizes=(8, 8, 8)), OUStrategy(env.spec),
-                ctx="cpu", n_epochs=1, epoch_length=120, memory_start_size=30, batch_size=16,
-                memory_size=500, max_path_length=40, eval_samples=40, seed=4,
-                progress_bar=False)
+    from helpers import build_algorithm
+    algo = build_algorithm(env=python_env(name), pi_hidden=(12, 8),
+                           policy_kwargs=dict(activation="tanh"), ctx="cpu", n_epochs=1,
+                           epoch_length=120, memory_start_size=30, batch_size=16,
+                           memory_size=500, max_path_length=40, eval_samples=40, seed=4)
     logger.reset()
     logger.set_log_tabular_only(True)
     try:

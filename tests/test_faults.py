@@ -2,18 +2,15 @@
 import os
 
 import gymnasium
-import mxnet as mx
 import numpy as np
 import pytest
 
-from ddpg import DDPG, checkpoint, logger
+from ddpg import checkpoint, logger
 from ddpg.envs import Box, EnvSpec, GymEnv, Step
 from ddpg.errors import DivergenceError, EnvError, NonFiniteError
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 
 SPACES = gymnasium.spaces
 
@@ -22,13 +19,10 @@ pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
 
 
 def build(env, spec_env=None, **kwargs):
-    spec = (spec_env or env).spec
-    settings = dict(ctx=mx.cpu(), batch_size=8, n_epochs=2, epoch_length=40,
-                    memory_start_size=10, memory_size=1000, max_path_length=1000,
-                    eval_samples=5, seed=1, progress_bar=False)
+    settings = dict(batch_size=8, n_epochs=2, epoch_length=40, memory_start_size=10,
+                    memory_size=1000, max_path_length=1000, eval_samples=5, seed=1)
     settings.update(kwargs)
-    return DDPG(env, DeterministicMLPPolicy(spec, hidden_sizes=(8, 8)),
-                ContinuousMLPQ(spec, hidden_sizes=(8, 8, 8)), OUStrategy(spec), **settings)
+    return build_algorithm(env=env, spec_env=spec_env, **settings)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 
 from ddpg.backend.fpu import flushing_denormals
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 
 DENORMAL = np.float32(1e-38) * np.float32(0.01)  # 1e-40 is below float32's smallest normal
 
@@ -30,15 +30,9 @@ def test_flushing_is_scoped_to_the_with_block():
 
 
 def test_training_leaves_the_callers_floating_point_state_alone():
-    import mxnet as mx
-    from ddpg import DDPG, logger
-    from ddpg.policies import DeterministicMLPPolicy
-    from ddpg.qfuncs import ContinuousMLPQ
-    from ddpg.strategies import OUStrategy
-    env = PointEnv()
-    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec), qfunc=ContinuousMLPQ(env.spec),
-                strategy=OUStrategy(env.spec), ctx=mx.cpu(), n_epochs=1, epoch_length=30,
-                memory_start_size=20, batch_size=8, eval_samples=5, progress_bar=False)
+    from ddpg import logger
+    algo = build_algorithm(env=PointEnv(), pi_hidden=None, q_hidden=None, n_epochs=1,
+                           epoch_length=30, memory_start_size=20, batch_size=8, eval_samples=5)
     logger.set_log_tabular_only(True)
     try:
         algo.train()

@@ -2,17 +2,13 @@
 import json
 import os
 
-import mxnet as mx
 import numpy as np
 import pytest
 
-from ddpg import DDPG
 from ddpg.envs import Box, EnvSpec
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import GaussianStrategy, OUStrategy
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 
 
 def spec(low, high, shape=None):
@@ -128,12 +124,11 @@ def test_ou_with_dt_follows_euler_maruyama():
 
 
 def make_algo(strategy_kwargs, n_epochs):
-    env = PointEnv(obs_dim=3, act_dim=2)
-    return DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=(8,)),
-                qfunc=ContinuousMLPQ(env.spec, hidden_sizes=(8, 8), action_merge_layer=1),
-                strategy=GaussianStrategy(env.spec, **strategy_kwargs), ctx=mx.cpu(),
-                batch_size=8, n_epochs=n_epochs, epoch_length=25, memory_start_size=8,
-                max_path_length=25, eval_samples=5, seed=7, progress_bar=False)
+    return build_algorithm(
+        env=PointEnv(obs_dim=3, act_dim=2), pi_hidden=(8,), q_hidden=(8, 8), merge=1,
+        strategy=lambda spec: GaussianStrategy(spec, **strategy_kwargs), batch_size=8,
+        n_epochs=n_epochs, epoch_length=25, memory_start_size=8, max_path_length=25,
+        eval_samples=5, seed=7)
 
 
 def test_gaussian_schedule_is_saved_and_restored(tmp_path):

@@ -3,7 +3,6 @@ signatures, the example's command line, the presets and the checkpoint's lists, 
 its range checks refuses a bad value with a message naming the hyperparameter."""
 import inspect
 
-import mxnet as mx
 import pytest
 
 from ddpg import DDPG, checkpoint, hyperparams
@@ -14,7 +13,7 @@ from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
 from ddpg.td3 import TD3
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 
 #: Constructor arguments that are objects, not hyperparameters.
 OBJECTS = ("self", "env", "policy", "qfunc", "strategy", "eval_env", "qfunc2", "kwargs",
@@ -118,12 +117,10 @@ def test_every_range_check_names_the_hyperparameter(name):
 
 
 def build(**kwargs):
-    env = PointEnv(obs_dim=2, act_dim=1)
-    options = dict(ctx=mx.cpu(), batch_size=4, memory_size=100, memory_start_size=100, seed=1,
-                   progress_bar=False)
+    options = dict(batch_size=4, memory_size=100, memory_start_size=100, seed=1)
     options.update(kwargs)
-    return DDPG(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(8,)),
-                ContinuousMLPQ(env.spec, hidden_sizes=(8, 8)), OUStrategy(env.spec), **options)
+    return build_algorithm(env=PointEnv(obs_dim=2, act_dim=1), pi_hidden=(8,),
+                           q_hidden=(8, 8), **options)
 
 
 @pytest.mark.parametrize("name", hyperparams.checked_names("ddpg"))
@@ -134,11 +131,9 @@ def test_ddpg_refuses_what_the_table_refuses(name):
 
 @pytest.mark.parametrize("name", ["target_noise", "target_noise_clip"])
 def test_td3_refuses_a_negative_noise(name):
-    env = PointEnv(obs_dim=2, act_dim=1)
     with pytest.raises(ValueError, match="%s must be a non-negative number" % name):
-        TD3(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(8,)),
-            ContinuousMLPQ(env.spec, hidden_sizes=(8, 8)), OUStrategy(env.spec), ctx=mx.cpu(),
-            **{name: -0.1})
+        build_algorithm("td3", env=PointEnv(obs_dim=2, act_dim=1), pi_hidden=(8,),
+                        q_hidden=(8, 8), **{name: -0.1})
 
 
 @pytest.mark.parametrize("values,message", [
@@ -173,3 +168,39 @@ def test_a_bad_preset_value_names_the_hyperparameter(monkeypatch):
 def test_unknown_names_are_refused():
     with pytest.raises(KeyError, match="batch_size"):
         hyperparams.get("batch_sise")
+
+
+def test_the_networks_and_strategies_defaults_have_one_home():
+    """The networks' and strategies' defaults are constants of their modules, which their
+    signatures and the command line's flags read."""
+    from ddpg import strategies, utils  # pylint: disable=import-outside-toplevel
+    from ddpg.backend import initializers  # pylint: disable=import-outside-toplevel
+
+    def signature_defaults(function):  # pylint: disable=redefined-outer-name
+        return {name: parameter.default
+                for name, parameter in inspect.signature(function).parameters.items()
+                if parameter.default is not inspect.Parameter.empty}
+
+    network = dict(activation=utils.DEFAULT_ACTIVATION, layer_norm=False,
+                   output_init=initializers.DEFAULT_OUTPUT_INIT,
+                   hidden_init=initializers.DEFAULT_HIDDEN_INIT)
+    assert signature_defaults(DeterministicMLPPolicy.__init__) == dict(
+        network, hidden_sizes=utils.DEFAULT_POLICY_HIDDEN_SIZES)
+    assert signature_defaults(ContinuousMLPQ.__init__) == dict(
+        network, hidden_sizes=utils.DEFAULT_QFUNC_HIDDEN_SIZES,
+        action_merge_layer=utils.DEFAULT_QFUNC_ACTION_MERGE_LAYER, prefix="qfunc")
+    assert signature_defaults(OUStrategy.__init__) == dict(
+        mu=0, theta=strategies.DEFAULT_OU_THETA, sigma=strategies.DEFAULT_OU_SIGMA,
+        dt=strategies.DEFAULT_OU_DT)
+    assert signature_defaults(strategies.GaussianStrategy.__init__) == dict(
+        sigma=strategies.DEFAULT_GAUSSIAN_SIGMA, sigma_min=None, decay_steps=None)
+    args = vars(build_parser().parse_args([]))
+    assert (args["policy_hidden_sizes"], args["qfunc_hidden_sizes"]) == (
+        list(utils.DEFAULT_POLICY_HIDDEN_SIZES), list(utils.DEFAULT_QFUNC_HIDDEN_SIZES))
+    assert args["qfunc_action_merge_layer"] == utils.DEFAULT_QFUNC_ACTION_MERGE_LAYER
+    assert {name: args[name] for name in ("activation", "output_init", "hidden_init")} == {
+        name: network[name] for name in ("activation", "output_init", "hidden_init")}
+    assert (args["ou_theta"], args["ou_sigma"], args["ou_dt"], args["gaussian_sigma"]) == (
+        strategies.DEFAULT_OU_THETA, strategies.DEFAULT_OU_SIGMA, strategies.DEFAULT_OU_DT,
+        strategies.DEFAULT_GAUSSIAN_SIGMA)
+    assert args["env"] == hyperparams.DEFAULT_ENV and utils.SEED == hyperparams.get("seed").default

@@ -6,14 +6,12 @@ import mxnet as mx
 import numpy as np
 import pytest
 
-from ddpg import DDPG
 from ddpg.envs import CartpoleEnv, normalize
 from ddpg.backend.initializers import FINAL_LAYER_BOUND
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.strategies import OUStrategy
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 
 ORIGINAL_Q_PARAMS = ["qfunc_fc1_weight", "qfunc_fc1_bias", "qfunc_fc2_weight", "qfunc_fc2_bias",
                      "qfunc_fc3_weight", "qfunc_fc3_bias", "qfunc_qval_weight",
@@ -23,16 +21,12 @@ ORIGINAL_POLICY_PARAMS = ["policy_fc1_weight", "policy_fc1_bias", "policy_fc2_we
 
 
 def build(env=None, policy_kwargs=None, qfunc_kwargs=None, **kwargs):
-    env = env or PointEnv(obs_dim=5, act_dim=2)
-    options = dict(ctx=mx.cpu(), batch_size=8, n_epochs=1, epoch_length=30,
-                   memory_start_size=8, max_path_length=15, eval_samples=15, seed=1,
-                   progress_bar=False)
+    options = dict(batch_size=8, n_epochs=1, epoch_length=30, memory_start_size=8,
+                   max_path_length=15, eval_samples=15, seed=1)
     options.update(kwargs)
-    return DDPG(env=env,
-                policy=DeterministicMLPPolicy(env.spec, hidden_sizes=(64, 48),
-                                              **(policy_kwargs or {})),
-                qfunc=ContinuousMLPQ(env.spec, **(qfunc_kwargs or {})),
-                strategy=OUStrategy(env.spec), **options)
+    return build_algorithm(env=env or PointEnv(obs_dim=5, act_dim=2), pi_hidden=(64, 48),
+                           q_hidden=None, policy_kwargs=policy_kwargs,
+                           qfunc_kwargs=qfunc_kwargs, **options)
 
 
 def names(arg_dict):

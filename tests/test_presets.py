@@ -4,8 +4,10 @@ import os
 
 import pytest
 
-from ddpg.experiment.presets import (METADATA, PRESETS, check_preset_keys, get_preset,
-                          parse_args_with_preset, preset_names)
+from ddpg import hyperparams, strategies, utils
+from ddpg.experiment.presets import (METADATA, PRESETS, RUN_PY_HYPERPARAMETERS,
+                                     check_preset_keys, get_preset, parse_args_with_preset,
+                                     preset_names)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -108,3 +110,20 @@ def test_cleanrl_preset_builds_cleanrls_ddpg(run_script, tmp_path, monkeypatch):
             values = arr.asnumpy()
             bound = 1.0 / values.shape[1] ** 0.5
             assert abs(values).max() <= bound and abs(values).max() > 0.9 * bound, name
+
+
+def test_the_original_preset_reads_run_pys_values_where_they_are_written():
+    """run.py's values are written once (the table's cli_default, the networks' and the OU
+    noise's defaults): the preset and the script's defaults both read them there."""
+    original = PRESETS["original"]
+    for name in RUN_PY_HYPERPARAMETERS:
+        assert original[name] == hyperparams.get(name).cli_default, name
+    # the script's values that differ from DDPG's constructor are the preset's
+    assert {"qfunc_lr", "memory_start_size"} <= set(RUN_PY_HYPERPARAMETERS)
+    assert original["max_path_length"] == hyperparams.CARTPOLE_MAX_PATH_LENGTH
+    assert original["env"] == hyperparams.DEFAULT_ENV
+    assert original["policy_hidden_sizes"] == list(utils.DEFAULT_POLICY_HIDDEN_SIZES)
+    assert original["qfunc_hidden_sizes"] == list(utils.DEFAULT_QFUNC_HIDDEN_SIZES)
+    assert original["qfunc_action_merge_layer"] == utils.DEFAULT_QFUNC_ACTION_MERGE_LAYER
+    assert (original["ou_theta"], original["ou_sigma"]) == (strategies.DEFAULT_OU_THETA,
+                                                             strategies.DEFAULT_OU_SIGMA)

@@ -6,17 +6,14 @@ the *next episode* when a horizon transition was dropped) would show.
 """
 import collections
 
-import mxnet as mx
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ddpg import DDPG
 from ddpg.envs import Box, EnvSpec, Step
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.replay_mem import ReplayMem
-from ddpg.strategies import OUStrategy
+
+from helpers import build_algorithm
 
 OBS_DIM, ACT_DIM = 3, 2
 
@@ -273,13 +270,11 @@ def test_ddpg_training_memory_never_crosses_episodes(bootstrap_truncated,
                                                      include_horizon_terminal, horizon_stored):
     env = CounterEnv()
     horizon, steps = 4, 57
-    algo = DDPG(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(4,)),
-                ContinuousMLPQ(env.spec, hidden_sizes=(4, 4), action_merge_layer=1),
-                OUStrategy(env.spec), ctx=mx.cpu(), batch_size=4, n_epochs=1,
-                epoch_length=steps, memory_size=20, memory_start_size=20,
-                max_path_length=horizon, eval_samples=1, seed=5,
-                bootstrap_truncated=bootstrap_truncated,
-                include_horizon_terminal=include_horizon_terminal, progress_bar=False)
+    algo = build_algorithm(env=env, pi_hidden=(4,), q_hidden=(4, 4), merge=1, batch_size=4,
+                           n_epochs=1, epoch_length=steps, memory_size=20,
+                           memory_start_size=20, max_path_length=horizon, eval_samples=1,
+                           seed=5, bootstrap_truncated=bootstrap_truncated,
+                           include_horizon_terminal=include_horizon_terminal)
     algo.eval_env = CounterEnv()
     algo.train()
     mem = algo.memory

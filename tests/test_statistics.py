@@ -3,19 +3,14 @@ import mxnet as mx
 import pytest
 import numpy as np
 
-from ddpg import DDPG
-from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.strategies import OUStrategy
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 
 
 def test_update_statistics_match_numpy_averages_of_each_update():
-    env = PointEnv(obs_dim=3, act_dim=2)
-    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec),
-                qfunc=ContinuousMLPQ(env.spec), strategy=OUStrategy(env.spec), ctx=mx.cpu(),
-                batch_size=8, qfunc_lr=1e-2, policy_lr=1e-2, seed=5, progress_bar=False)
+    algo = build_algorithm(env=PointEnv(obs_dim=3, act_dim=2), pi_hidden=None, q_hidden=None,
+                           batch_size=8, qfunc_lr=1e-2, policy_lr=1e-2, seed=5)
     rng = np.random.RandomState(0)
     losses, policy_losses, qs, ys = [], [], [], []
     for itr in range(5):
@@ -48,10 +43,8 @@ def _operators(executor):
 def test_statistics_add_nothing_to_the_backward_pass():
     """The statistics output is cut from the gradient at its inputs, so the Q executor's
     backward graph is the loss's alone (no zeros propagated back through the statistics)."""
-    env = PointEnv(obs_dim=3, act_dim=2)
-    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec),
-                qfunc=ContinuousMLPQ(env.spec), strategy=OUStrategy(env.spec), ctx=mx.cpu(),
-                batch_size=8, seed=5, progress_bar=False)
+    algo = build_algorithm(env=PointEnv(obs_dim=3, act_dim=2), pi_hidden=None, q_hidden=None,
+                           batch_size=8, seed=5)
     operators = _operators(algo.qfunc.exe)
     assert "abs" in operators  # the statistics are computed in the forward pass
     backward = [op for op in operators if op.startswith("_backward") or op in ("zeros_like",

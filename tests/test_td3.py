@@ -3,39 +3,29 @@ training loop, checkpoints and validation."""
 import json
 import os
 
-import mxnet as mx
 import numpy as np
 import pytest
 
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import GaussianStrategy
 from ddpg.td3 import TD3
 
-from helpers import PointEnv
-from update_checks import (ACT_DIM, BATCH, INPUTS, OBS_DIM, assert_params_close, make_batch,
-                           params_of)
+from helpers import PointEnv, build_algorithm
+from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, params_of
 from numpy_reference import NumpyOptimizer, NumpyPolicy, NumpyQ, NumpyTD3
 
 
 
 def build(updater="adam", lr=2e-2, tau=0.1, q_hidden=(6, 5), merge=1, pi_hidden=(5, 4),
           action_bound=1.0, randomize=True, **kwargs):
-    env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM, action_bound=action_bound)
-    options = dict(ctx=mx.cpu(), batch_size=BATCH, discount=0.9, qfunc_updater=updater,
-                   qfunc_lr=lr, policy_updater=updater, policy_lr=lr, soft_target_tau=tau,
-                   seed=3, progress_bar=False)
+    options = dict(batch_size=BATCH, discount=0.9, qfunc_updater=updater, qfunc_lr=lr,
+                   policy_updater=updater, policy_lr=lr, soft_target_tau=tau, seed=3)
     options.update(kwargs)
-    algo = TD3(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=pi_hidden),
-               qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_hidden, action_merge_layer=merge),
-               strategy=GaussianStrategy(env.spec, sigma=0.1), **options)
-    if randomize:  # large, distinct parameters, as tests/test_update.py
-        rng = np.random.RandomState(0)
-        for network in TD3.CHECKPOINT_NETWORKS:
-            for name, arr in getattr(algo, network).arg_dict.items():
-                if name not in INPUTS:
-                    arr[:] = rng.normal(0, 0.5, size=arr.shape)
-    return algo
+    # randomize: large, distinct parameters, as tests/test_update.py
+    return build_algorithm(
+        "td3", env=PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM, action_bound=action_bound),
+        pi_hidden=pi_hidden, q_hidden=q_hidden, merge=merge,
+        strategy=lambda spec: GaussianStrategy(spec, sigma=0.1), randomize=randomize,
+        **options)
 
 
 @pytest.mark.parametrize("updater", ["sgd", "adam"])
@@ -164,13 +154,10 @@ def test_td3_trains_saves_and_restores(tmp_path):
 
 
 def test_a_ddpg_checkpoint_does_not_restore_into_td3(tmp_path):
-    from ddpg import DDPG
     from ddpg.errors import CheckpointError
-    env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
-    ddpg = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=(5, 4)),
-                qfunc=ContinuousMLPQ(env.spec, hidden_sizes=(6, 5), action_merge_layer=1),
-                strategy=GaussianStrategy(env.spec), ctx=mx.cpu(), batch_size=BATCH,
-                progress_bar=False)
+    ddpg = build_algorithm(env=PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM), pi_hidden=(5, 4),
+                           q_hidden=(6, 5), merge=1, strategy=GaussianStrategy,
+                           batch_size=BATCH)
     path = ddpg.save(str(tmp_path / "ddpg"))
     with pytest.raises(CheckpointError, match="networks"):
         build(randomize=False).restore(path)

@@ -14,7 +14,7 @@ from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
 
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORIGINAL_KEYS = ["Epoch", "AverageReturn", "StdReturn", "MaxReturn", "MinReturn",
@@ -27,12 +27,10 @@ pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
 
 
 def make_ddpg(env, **kwargs):
-    settings = dict(ctx=mx.cpu(), batch_size=16, n_epochs=2, epoch_length=150,
-                    memory_start_size=100, max_path_length=100, eval_samples=100, seed=1,
-                    progress_bar=False)
+    settings = dict(batch_size=16, n_epochs=2, epoch_length=150, memory_start_size=100,
+                    max_path_length=100, eval_samples=100, seed=1)
     settings.update(kwargs)
-    return DDPG(env=env, policy=DeterministicMLPPolicy(env.spec), qfunc=ContinuousMLPQ(env.spec),
-                strategy=OUStrategy(env.spec), **settings)
+    return build_algorithm(env=env, pi_hidden=None, q_hidden=None, **settings)
 
 
 def train_and_read_csv(algo, tmp_path):
@@ -75,6 +73,7 @@ def assert_consistent_stats(row):
 
 def test_original_script_trains_on_cartpole(tmp_path):
     """The user's run.py, imports changed, on a short schedule."""
+    # built as the example's script builds it, not with helpers.build_algorithm
     env = normalize(CartpoleEnv())
     policy = DeterministicMLPPolicy(env.spec)
     qfunc = ContinuousMLPQ(env.spec)
@@ -332,10 +331,9 @@ class CountingStrategy(OUStrategy):
 def test_start_steps_act_uniformly_before_the_policy_takes_over():
     env = PointEnv(obs_dim=2, act_dim=2, action_bound=3.0)
     strategy = CountingStrategy(env.spec)
-    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec), qfunc=ContinuousMLPQ(env.spec),
-                strategy=strategy, ctx=mx.cpu(), batch_size=8, n_epochs=2, epoch_length=300,
-                memory_start_size=1000, eval_samples=5, start_steps=400, seed=3,
-                progress_bar=False)
+    algo = build_algorithm(env=env, pi_hidden=None, q_hidden=None, strategy=strategy,
+                           batch_size=8, n_epochs=2, epoch_length=300, memory_start_size=1000,
+                           eval_samples=5, start_steps=400, seed=3)
     algo.train()
     assert strategy.calls == 200  # steps 400..599 use the policy and its noise
     warmup = np.array(env.actions_seen[:400])

@@ -1,37 +1,23 @@
 """One DDPG update checked parameter by parameter against an independent NumPy computation."""
-import mxnet as mx
 import numpy as np
 import pytest
 
-from ddpg import DDPG
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.strategies import OUStrategy
 
 from numpy_reference import NumpyDDPG, NumpyOptimizer, NumpyPolicy, NumpyQ
-from helpers import PointEnv
+from helpers import PointEnv, build_algorithm
 from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, params_of
 
 
 
 def make_algo(updater, qfunc_lr=1e-2, policy_lr=5e-3, q_hidden=(6, 5, 4), merge=2,
               pi_hidden=(5, 4), tau=0.1, policy_delay=1):
-    env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
-    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=pi_hidden),
-                qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_hidden, action_merge_layer=merge),
-                strategy=OUStrategy(env.spec), ctx=mx.cpu(), batch_size=BATCH,
-                discount=0.9, qfunc_updater=updater, qfunc_lr=qfunc_lr,
-                policy_updater=updater, policy_lr=policy_lr, soft_target_tau=tau, seed=3,
-                progress_bar=False, policy_delay=policy_delay)
-    # Normal(0.01) weights and zero biases make every gradient tiny; use larger, distinct
-    # values for the online and target networks so each of the six steps shows in the result.
-    rng = np.random.RandomState(0)
-    for arg_dict in (algo.qfunc.arg_dict, algo.qfunc_target.arg_dict, algo.policy.arg_dict,
-                     algo.policy_target.arg_dict):
-        for name, arr in arg_dict.items():
-            if name not in ("obs", "act", "yval"):
-                arr[:] = rng.normal(0, 0.5, size=arr.shape)
-    return algo
+    # Normal(0.01) weights and zero biases make every gradient tiny; randomize uses larger,
+    # distinct values for the online and target networks so each of the six steps shows.
+    return build_algorithm(env=PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM), pi_hidden=pi_hidden,
+                           q_hidden=q_hidden, merge=merge, batch_size=BATCH, discount=0.9,
+                           qfunc_updater=updater, qfunc_lr=qfunc_lr, policy_updater=updater,
+                           policy_lr=policy_lr, soft_target_tau=tau, seed=3,
+                           policy_delay=policy_delay, randomize=True)
 
 
 def reference_for(algo, updater, q_hidden, merge, pi_hidden, qfunc_lr, policy_lr, tau,

@@ -12,14 +12,13 @@ import os
 import sys
 
 import ddpg  # noqa: F401  (sets MXNet's environment variables before mxnet loads)
-import mxnet as mx
 import numpy as np
 
-from ddpg import DDPG, logger
+from ddpg import logger
 from ddpg.envs import CartpoleEnv, normalize
-from ddpg.policies import DeterministicMLPPolicy
-from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
+
+from helpers import build_algorithm
 
 MEMORY_SIZE, EPOCH_LENGTH, N_EPOCHS = 40, 25, 4
 SAVE_AFTER_EPOCHS = 2  # 50 steps: full memory, write position 10
@@ -40,12 +39,11 @@ class InterruptingOU(OUStrategy):
 
 
 def build(n_epochs=N_EPOCHS):
-    env = normalize(CartpoleEnv(), normalize_obs=True, normalize_reward=True)
-    return DDPG(env, DeterministicMLPPolicy(env.spec, hidden_sizes=(8, 8)),
-                ContinuousMLPQ(env.spec, hidden_sizes=(8, 8, 8)), InterruptingOU(env.spec),
-                ctx=mx.cpu(), batch_size=8, n_epochs=n_epochs, epoch_length=EPOCH_LENGTH,
-                memory_size=MEMORY_SIZE, memory_start_size=16, max_path_length=30,
-                eval_samples=20, seed=11, progress_bar=False)
+    return build_algorithm(
+        env=normalize(CartpoleEnv(), normalize_obs=True, normalize_reward=True),
+        strategy=InterruptingOU, batch_size=8, n_epochs=n_epochs, epoch_length=EPOCH_LENGTH,
+        memory_size=MEMORY_SIZE, memory_start_size=16, max_path_length=30, eval_samples=20,
+        seed=11)
 
 
 def outcome(algo):

@@ -19,6 +19,9 @@ import mxnet as mx
 
 OUTPUT_INITS = ("normal", "uniform3e-3", "fanin")
 HIDDEN_INITS = ("normal", "fanin")
+#: The original's initialisation (MXNet's ``Normal()``): the networks' and the flags' default.
+DEFAULT_OUTPUT_INIT = "normal"
+DEFAULT_HIDDEN_INIT = "normal"
 #: The bound of the DDPG paper's final-layer initialisation.
 FINAL_LAYER_BOUND = 3e-3
 
@@ -62,8 +65,8 @@ class LayerwiseInitializer(mx.initializer.Initializer):
             mx.random.uniform(-bound, bound, out=arr)
 
 
-def make_initializer(symbol, input_shapes, output_layer, output_init="normal",
-                     hidden_init="normal"):
+def make_initializer(symbol, input_shapes, output_layer, output_init=DEFAULT_OUTPUT_INIT,
+                     hidden_init=DEFAULT_HIDDEN_INIT):
     """The initializer a network should hold, or None for the original's ``Normal()``.
 
     ``symbol`` is the network's output symbol, ``input_shapes`` its inputs' shapes (any batch

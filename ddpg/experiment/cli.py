@@ -4,17 +4,23 @@ One parser serves ``examples/run_ddpg.py``, the Ray Tune sweeps (:mod:`ddpg.expe
 feeds a trial's configuration through it) and the scripts that pass flags on to run_ddpg.py
 (:func:`split_run_flags`), so that every way of starting a run checks its flags alike. The
 hyperparameters' flags take their default, type and help from :mod:`ddpg.hyperparams`; the
-flags of the environment, the networks, the exploration and the run itself are written here.
+flags of the environment, the networks, the exploration and the run itself are written here,
+their defaults read from where they live: the networks' in :mod:`ddpg.utils` and
+:mod:`ddpg.backend.initializers`, the strategies' in :mod:`ddpg.strategies`.
 """
 import argparse
 import re
 
 from ddpg import hyperparams
-from ddpg.backend.initializers import HIDDEN_INITS, OUTPUT_INITS
+from ddpg.backend.initializers import (DEFAULT_HIDDEN_INIT, DEFAULT_OUTPUT_INIT, HIDDEN_INITS,
+                                      OUTPUT_INITS)
 from ddpg.experiment.presets import add_preset_argument
 from ddpg.experiment.script import (HelpFormatter, UsageError, add_debug_flag,
                                     add_trust_pickle_flag)
-from ddpg.utils import ACTIVATIONS
+from ddpg.strategies import (DEFAULT_GAUSSIAN_SIGMA, DEFAULT_OU_DT, DEFAULT_OU_SIGMA,
+                             DEFAULT_OU_THETA)
+from ddpg.utils import (ACTIVATIONS, DEFAULT_ACTIVATION, DEFAULT_POLICY_HIDDEN_SIZES,
+                        DEFAULT_QFUNC_ACTION_MERGE_LAYER, DEFAULT_QFUNC_HIDDEN_SIZES)
 
 __all__ = ["RaisingArgumentParser", "split_run_flags", "build_parser", "add_hyperparameter",
            "explicit_flags", "parser_actions", "option_names", "flags_named_in",
@@ -87,7 +93,7 @@ def build_parser(parser_class=argparse.ArgumentParser):
 
 
 def _add_environment_flags(env):
-    env.add_argument("--env", default="cartpole",
+    env.add_argument("--env", default=hyperparams.DEFAULT_ENV,
                      help="'cartpole' (our port of rllab's cart-pole) or a gymnasium id, "
                           "e.g. Pendulum-v1, HalfCheetah-v5")
     env.add_argument("--no-reset-quirk", action="store_true",
@@ -102,21 +108,26 @@ def _add_environment_flags(env):
 
 
 def _add_network_flags(nets):
-    nets.add_argument("--policy-hidden-sizes", type=int, nargs="+", default=[32, 32],
+    nets.add_argument("--policy-hidden-sizes", type=int, nargs="+",
+                      default=list(DEFAULT_POLICY_HIDDEN_SIZES),
                       metavar="SIZE", help="policy hidden layer sizes")
-    nets.add_argument("--qfunc-hidden-sizes", type=int, nargs="+", default=[32, 32, 32],
+    nets.add_argument("--qfunc-hidden-sizes", type=int, nargs="+",
+                      default=list(DEFAULT_QFUNC_HIDDEN_SIZES),
                       metavar="SIZE", help="Q-function hidden layer sizes")
-    nets.add_argument("--qfunc-action-merge-layer", type=int, default=2,
+    nets.add_argument("--qfunc-action-merge-layer", type=int,
+                      default=DEFAULT_QFUNC_ACTION_MERGE_LAYER,
                       help="number of hidden layers the observation passes before the "
                            "action is concatenated")
-    nets.add_argument("--activation", choices=ACTIVATIONS, default="relu",
+    nets.add_argument("--activation", choices=ACTIVATIONS, default=DEFAULT_ACTIVATION,
                       help="hidden-layer activation of both networks")
     nets.add_argument("--layer-norm", action="store_true",
                       help="LayerNorm after each hidden layer of both networks")
-    nets.add_argument("--output-init", choices=list(OUTPUT_INITS), default="normal",
+    nets.add_argument("--output-init", choices=list(OUTPUT_INITS),
+                      default=DEFAULT_OUTPUT_INIT,
                       help="final-layer initialisation; uniform3e-3 is the DDPG paper's, "
                            "fanin PyTorch's default")
-    nets.add_argument("--hidden-init", choices=list(HIDDEN_INITS), default="normal",
+    nets.add_argument("--hidden-init", choices=list(HIDDEN_INITS),
+                      default=DEFAULT_HIDDEN_INIT,
                       help="hidden-layer initialisation; fanin is the DDPG paper's "
                            "U(+-1/sqrt(fan_in))")
 
@@ -124,11 +135,13 @@ def _add_network_flags(nets):
 def _add_exploration_flags(noise):
     noise.add_argument("--strategy", choices=["ou", "gaussian"], default="ou",
                        help="exploration noise")
-    noise.add_argument("--ou-theta", type=float, default=0.15, help="OU mean reversion rate")
-    noise.add_argument("--ou-sigma", type=float, default=0.3, help="OU noise scale")
-    noise.add_argument("--ou-dt", type=float, default=1.0,
+    noise.add_argument("--ou-theta", type=float, default=DEFAULT_OU_THETA,
+                       help="OU mean reversion rate")
+    noise.add_argument("--ou-sigma", type=float, default=DEFAULT_OU_SIGMA,
+                       help="OU noise scale")
+    noise.add_argument("--ou-dt", type=float, default=DEFAULT_OU_DT,
                        help="OU time step (1: the original's recursion)")
-    noise.add_argument("--gaussian-sigma", type=float, default=0.1,
+    noise.add_argument("--gaussian-sigma", type=float, default=DEFAULT_GAUSSIAN_SIGMA,
                        help="Gaussian noise std, relative to the action half-range")
     noise.add_argument("--gaussian-sigma-min", type=float, default=None,
                        help="with --gaussian-decay-steps: sigma decays linearly to this")

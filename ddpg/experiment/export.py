@@ -51,7 +51,7 @@ from ddpg.experiment.script import HelpFormatter, run_script
 from ddpg.experiment.policy_source import (apply_normalization, checkpoint_run_args,
                                            normalization_constants, path_from_description,
                                            path_from_env, policy_options)
-from ddpg.utils import DEFAULT_POLICY_HIDDEN_SIZES, define_policy
+from ddpg.utils import DEFAULT_ACTIVATION, DEFAULT_POLICY_HIDDEN_SIZES, define_policy
 
 __all__ = ["export_policy", "build_exported_policy", "ExportedPolicy", "policy_options",
            "checkpoint_run_args", "apply_normalization", "build_parser", "main", "entry",
@@ -113,7 +113,7 @@ def build_exported_policy(reader, env_override=None):
     options = policy_options(manifest)
     network = define_policy(mx.symbol.Variable(INPUT_NAME), act_dim,
                             options.get("hidden_sizes", DEFAULT_POLICY_HIDDEN_SIZES),
-                            activation=options.get("activation", "relu"),
+                            activation=options.get("activation", DEFAULT_ACTIVATION),
                             layer_norm=options.get("layer_norm", False))
     params = {name: np.asarray(value, dtype=np.float32)
               for name, value in reader.params("policy").items()}

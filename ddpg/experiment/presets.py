@@ -13,7 +13,10 @@ script and the runs' ``params.json`` agree on what was run.
     The MXNet example's ``run.py`` on rllab's cart-pole: 32-unit networks (Q: 32-32, action,
     32), batch 32, Adam with policy lr 1e-4 and Q lr 1e-3, tau 1e-3, OU sigma 0.3, 10,000
     warm-up transitions, 100-step episodes, 1000 epochs of 1000 steps. These are the script's
-    defaults; the preset spells them out so that they can be listed and compared.
+    defaults; the preset spells them out so that they can be listed and compared, reading
+    them where they are written: the hyperparameters' ``cli_default`` in
+    :mod:`ddpg.hyperparams` (run.py's values where they differ from ``DDPG``'s), the
+    networks' defaults in :mod:`ddpg.utils`, the OU noise's in :mod:`ddpg.strategies`.
 
 ``pendulum``
     gymnasium ``Pendulum-v1`` with the rl-baselines3-zoo DDPG settings: 400-300 networks, lr
@@ -64,32 +67,40 @@ import argparse
 import copy
 
 from ddpg import hyperparams
+from ddpg.strategies import DEFAULT_OU_SIGMA, DEFAULT_OU_THETA
+from ddpg.utils import (DEFAULT_POLICY_HIDDEN_SIZES, DEFAULT_QFUNC_ACTION_MERGE_LAYER,
+                        DEFAULT_QFUNC_HIDDEN_SIZES)
 
-__all__ = ["PRESETS", "METADATA", "preset_names", "get_preset", "add_preset_argument",
-           "parse_args_with_preset", "check_preset_keys"]
+__all__ = ["PRESETS", "METADATA", "RUN_PY_HYPERPARAMETERS", "preset_names", "get_preset",
+           "add_preset_argument", "parse_args_with_preset", "check_preset_keys"]
+
+#: The hyperparameters the example's run.py sets; the ``original`` preset takes their
+#: values from the table (``cli_default``: the script's defaults).
+RUN_PY_HYPERPARAMETERS = ("batch_size", "qfunc_lr", "policy_lr", "soft_target_tau",
+                          "memory_size", "memory_start_size", "discount", "epoch_length",
+                          "n_epochs", "eval_samples")
+
+
+def _original():
+    """The example's run.py, read from where its values are written (see the docstring)."""
+    values = {
+        "env": hyperparams.DEFAULT_ENV,
+        "policy_hidden_sizes": list(DEFAULT_POLICY_HIDDEN_SIZES),
+        "qfunc_hidden_sizes": list(DEFAULT_QFUNC_HIDDEN_SIZES),
+        "qfunc_action_merge_layer": DEFAULT_QFUNC_ACTION_MERGE_LAYER,
+        "ou_theta": DEFAULT_OU_THETA,
+        "ou_sigma": DEFAULT_OU_SIGMA,
+        # the script's default (None) leaves it to the environment: this, for the cart-pole
+        "max_path_length": hyperparams.CARTPOLE_MAX_PATH_LENGTH,
+    }
+    values.update((name, hyperparams.get(name).cli_default) for name in RUN_PY_HYPERPARAMETERS)
+    return values
+
 
 #: Flag values per preset, keyed by argparse destination. Lists (not tuples) for the
 #: ``nargs="+"`` flags, so that a preset's value looks like a parsed command line's.
 PRESETS = {
-    "original": {
-        "env": "cartpole",
-        "policy_hidden_sizes": [32, 32],
-        "qfunc_hidden_sizes": [32, 32, 32],
-        "qfunc_action_merge_layer": 2,
-        "batch_size": 32,
-        "qfunc_lr": 1e-3,
-        "policy_lr": 1e-4,
-        "soft_target_tau": 1e-3,
-        "memory_size": 1000000,
-        "memory_start_size": 10000,
-        "discount": 0.99,
-        "ou_theta": 0.15,
-        "ou_sigma": 0.3,
-        "max_path_length": 100,
-        "epoch_length": 1000,
-        "n_epochs": 1000,
-        "eval_samples": 10000,
-    },
+    "original": _original(),
     "pendulum": {
         "env": "Pendulum-v1",
         "policy_hidden_sizes": [400, 300],
