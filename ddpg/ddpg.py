@@ -282,6 +282,8 @@ class DDPG(object):
     def do_update(self, itr, batch):
         """One DDPG update, in the original's order (docs/design.md, "One update").
 
+        The order is written here only: a subclass changes what step 3 updates
+        (``_update_critics``) and which targets step 6 moves (``_soft_update_pairs``).
         Everything stays on the device: the batch goes in with two copies (``_load_batch``),
         and the statistics are summed there (:class:`ddpg.backend.statistics.UpdateStatistics`).
         """
@@ -297,11 +299,9 @@ class DDPG(object):
         self.target_executor.forward(is_train=False)
         ys = qfunc_args["yval"]
 
-        # 3. Q update. Since policy_executor shares the grad arrays with qfunc, the update
+        # 3. Q update(s). Since policy_executor shares the grad arrays with qfunc, the update
         # order cannot be changed.
-        self.qfunc.update_params(qfunc_args["obs"], acts, ys)
-        # in update values all computed: no need to recompute qfunc_loss and qvals
-        q_stats = self.qfunc.exe.outputs[2]
+        q_stats = self._update_critics(acts, ys)
         if not update_policy:  # policy_delay: Q only, targets unchanged
             self.update_stats.add(q_stats)
             return
@@ -310,12 +310,24 @@ class DDPG(object):
         policy_loss = self._policy_step(policy_acts)
 
         # 6. soft update of the target networks, one operation per network
-        soft_update(self.policy_target_params.data, self.policy.params.data,
-                    self.soft_target_tau)
-        soft_update(self.qfunc_target_params.data, self.qfunc.params.data,
-                    self.soft_target_tau)
+        for target, online in self._soft_update_pairs():
+            soft_update(target.data, online.data, self.soft_target_tau)
 
         self.update_stats.add(q_stats, policy_loss)
+
+    def _update_critics(self, acts, ys):
+        """Step 3: the critic's gradient step on the batch (``acts``, and the targets ``ys``
+        step 2 wrote into its ``yval``); returns its update statistics (an NDArray, the Q
+        executor's third output). A subclass with more critics updates them here too."""
+        self.qfunc.update_params(self.qfunc.arg_dict["obs"], acts, ys)
+        # in update values all computed: no need to recompute qfunc_loss and qvals
+        return self.qfunc.exe.outputs[2]
+
+    def _soft_update_pairs(self):
+        """Step 6's (target, online) flat parameter buffers, each soft-updated in one
+        operation; a subclass with more networks adds its pairs."""
+        return [(self.policy_target_params, self.policy.params),
+                (self.qfunc_target_params, self.qfunc.params)]
 
     def _load_batch(self, batch):
         """Copy a batch into the bound input arrays; returns the (bound) actions array.
