@@ -18,6 +18,42 @@ from ddpg.backend.flat import FlatArrays, bind_inputs, param_shapes
 from ddpg.backend.statistics import q_statistics_symbol
 
 
+def bind_network(network, symbol, ctx, init, updater, input_shapes, input_arrays=None,
+                 input_grads=None):
+    """Bind ``symbol`` as ``network.exe`` on flat buffers and initialise its parameters: the
+    common part of the networks' ``define_exe`` (the Q-function's loss, the policy's output).
+
+    The parameters and their gradients each live in one flat buffer (``network.params``,
+    ``network.grads``, see :mod:`ddpg.backend.flat`) that the executor is bound on as views,
+    so the optimiser steps the whole network in one call. Every argument not named in
+    ``input_shapes`` is a parameter and gets a gradient; inputs get none, except an array the
+    caller binds for one in ``input_grads`` (name -> array, bound with ``grad_req`` "null":
+    another executor writes into it). ``input_arrays`` are inputs shared with other
+    executors (:func:`ddpg.backend.flat.bind_inputs`). Sets ``input_shapes``, ``params``,
+    ``grads``, ``param_names``, ``exe``, ``arg_arrays``, ``grad_arrays``, ``arg_dict``,
+    ``grad_dict`` and ``updater`` on ``network``, as the original's networks have them.
+    """
+    network.input_shapes = dict(input_shapes)
+    shapes = param_shapes(symbol, network.input_shapes)
+    network.params = FlatArrays(ctx, shapes)
+    network.grads = FlatArrays(ctx, shapes)
+    network.param_names = network.params.names()
+    args = bind_inputs(ctx, network.input_shapes, input_arrays)
+    args.update(network.params.views)
+    args_grad = dict(network.grads.views)
+    args_grad.update(input_grads or {})
+    grad_req = {name: ("write" if name in network.params.views else "null")
+                for name in symbol.list_arguments()}
+    network.exe = symbol.bind(ctx=ctx, args=args, args_grad=args_grad, grad_req=grad_req)
+    network.arg_arrays = network.exe.arg_arrays
+    network.grad_arrays = network.exe.grad_arrays
+    network.arg_dict = network.exe.arg_dict
+    network.grad_dict = network.exe.grad_dict
+    for name in network.param_names:
+        init(mx.initializer.InitDesc(name), network.arg_dict[name])
+    network.updater = updater
+
+
 def input_shapes(batch_size, obs_dim, act_dim):
     """The Q executor's and the policy executor's input shapes (the original's
     ``qfunc_input_shapes`` and ``policy_input_shapes``)."""
