@@ -177,8 +177,9 @@ class DDPG(object):
         read the same batch share their input arrays (the Q executor, the policy executor and
         the policy's batch executor read one ``obs`` array); and the targets y are computed by
         one executor over both target networks, ``target_executor``, whose output array *is*
-        the Q executor's ``yval`` input. ``qfunc_target`` and ``policy_target`` are bound on
-        the same target parameters, as the original's separate executors.
+        the Q executor's ``yval`` input. ``qfunc_target`` and ``policy_target`` are no
+        executors, which would never run, but :class:`ddpg.executors.TargetNetwork` objects
+        with the original executors' ``arg_dict``, over the same target parameters.
         """
         obs_dim = self.env.observation_space.flat_dim
         act_dim = self.env.action_space.flat_dim
@@ -209,7 +210,7 @@ class DDPG(object):
                                           self.qfunc_grad_clip),
             self.qfunc_weight_decay, self.qfunc_input_shapes,
             {"obs": batch_obs, "yval": self.target_executor.outputs[0]})
-        self.qfunc_target = executors.bind_target(
+        self.qfunc_target = executors.target_network(
             self.ctx, qval_sym, qfunc_target_shapes, {"obs": batch_nxt},
             self.qfunc_target_params, self.qfunc.params, "qfunc")
         self._policy_penalty = executors.bind_policy(
@@ -221,7 +222,7 @@ class DDPG(object):
         self.policy_executor, self.policy_executor_grad_dict = \
             executors.bind_policy_executor(self.qfunc, self.ctx, self.batch_size)
         self.policy_executor_arg_dict = self.policy_executor.arg_dict
-        self.policy_target = executors.bind_target(
+        self.policy_target = executors.target_network(
             self.ctx, act_sym, self.policy_input_shapes, {"obs": batch_nxt},
             self.policy_target_params, self.policy.params, "policy")
         self.update_stats = UpdateStatistics(self.ctx, self.batch_size)

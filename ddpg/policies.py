@@ -6,6 +6,7 @@ batch and ``exe_one``, the same network bound for batch 1, used to act in the en
 
 import mxnet as mx
 
+from ddpg.backend.binding import bind
 from ddpg.backend.flat import copy_into
 from ddpg.backend.initializers import make_initializer
 from ddpg.backend.mxnet_log import filters_mxnet_info
@@ -86,7 +87,7 @@ class DeterministicMLPPolicy(Policy):
         bind_network(self, self.act, ctx, init, updater, input_shapes, input_arrays)
         one_args = dict(self.params.views)
         one_args["obs"] = mx.nd.zeros((1,) + tuple(self.input_shapes["obs"][1:]), ctx=ctx)
-        self.exe_one = self.act.bind(ctx=ctx, args=one_args, grad_req="null")
+        self.exe_one = bind(self.act, ctx, args=one_args, grad_req="null")
 
     def update_params(self, grad_from_top, forward=True):
         """Backpropagate ``grad_from_top`` (dLoss/dact) through the batch last set by

@@ -126,7 +126,7 @@ class TD3(DDPG):
             regularization.create_updater(self.qfunc_updater, self.qfunc_lr,
                                           self.qfunc_grad_clip),
             self.qfunc_weight_decay, self.qfunc_input_shapes, shared, statistics=False)
-        self.qfunc2_target = executors.bind_target(
+        self.qfunc2_target = executors.target_network(
             self.ctx, self.qfunc2.get_loss_symbols()["qval"],
             executors.target_q_shapes(self.qfunc_input_shapes),
             {"obs": self.policy_target.arg_dict["obs"]}, self.qfunc2_target_params,
