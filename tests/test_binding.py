@@ -35,6 +35,12 @@ def test_import_ddpg_keeps_the_users_subgraph_backend(tmp_path, value):
     assert out.strip() == (value or "<unset>")
 
 
+def test_import_ddpg_keeps_the_users_engine(tmp_path):
+    out = run_python("import os, ddpg; print(os.environ['MXNET_ENGINE_TYPE'])", tmp_path,
+                     MXNET_ENGINE_TYPE="ThreadedEngine")
+    assert out.strip() == "ThreadedEngine"
+
+
 @pytest.mark.parametrize("previous", [None, "MKLDNN"])
 def test_unfused_binds_restores_the_previous_value_also_on_error(monkeypatch, previous):
     if previous is None:
