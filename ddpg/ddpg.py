@@ -19,7 +19,7 @@ import numpy as np
 from ddpg import (checkpoint, evaluation, executors, faults, hyperparams, logger, options,
                   training)
 from ddpg.backend import regularization, seeding
-from ddpg.backend.kernels import choose_mkldnn, choose_omp_threads
+from ddpg.backend.kernels import choose_mkldnn, choose_omp_threads, hidden_layer_sizes
 from ddpg.backend.context import check_gpu_supported, resolve_ctx
 from ddpg.envs import seed_env
 from ddpg.backend.fpu import flushing_denormals
@@ -106,8 +106,8 @@ class DDPG(object):
         self.ctx = resolve_ctx(ctx)
         check_gpu_supported(self.ctx)  # before anything runs on it
         # before MXNet's first operator, which fixes the choice for the process
-        self.mkldnn = choose_mkldnn(mkldnn, _layer_sizes(policy, qfunc), self.ctx)
-        self.omp_threads = choose_omp_threads(omp_threads, _layer_sizes(policy, qfunc),
+        self.mkldnn = choose_mkldnn(mkldnn, hidden_layer_sizes(policy, qfunc), self.ctx)
+        self.omp_threads = choose_omp_threads(omp_threads, hidden_layer_sizes(policy, qfunc),
                                               self.ctx)
         seeding.seed_global_generators(seed)
         self.env = env
@@ -177,9 +177,8 @@ class DDPG(object):
         read the same batch share their input arrays (the Q executor, the policy executor and
         the policy's batch executor read one ``obs`` array); and the targets y are computed by
         one executor over both target networks, ``target_executor``, whose output array *is*
-        the Q executor's ``yval`` input. ``qfunc_target`` and ``policy_target`` are no
-        executors, which would never run, but :class:`ddpg.executors.TargetNetwork` objects
-        with the original executors' ``arg_dict``, over the same target parameters.
+        the Q executor's ``yval`` input. ``qfunc_target`` and ``policy_target`` are views of the
+        target parameters under executor names (:class:`ddpg.executors.TargetNetwork`).
         """
         obs_dim = self.env.observation_space.flat_dim
         act_dim = self.env.action_space.flat_dim
@@ -289,7 +288,6 @@ class DDPG(object):
         and the statistics are summed there (:class:`ddpg.backend.statistics.UpdateStatistics`).
         """
         acts = self._load_batch(batch)
-        qfunc_args = self.qfunc.arg_dict
         update_policy = (itr + 1) % self.policy_delay == 0
         if update_policy:
             # 1. the current policy's actions for s, before any update (kept for steps 4-5)
@@ -298,7 +296,7 @@ class DDPG(object):
         # 1-2. y = r + (1 - end) * discount * Q'(s', mu'(s')) with the target networks,
         #      written straight into the Q executor's yval input (the same array)
         self.target_executor.forward(is_train=False)
-        ys = qfunc_args["yval"]
+        ys = self.qfunc.arg_dict["yval"]
 
         # 3. Q update(s). Since policy_executor shares the grad arrays with qfunc, the update
         # order cannot be changed.
@@ -317,16 +315,13 @@ class DDPG(object):
         self.update_stats.add(q_stats, policy_loss)
 
     def _update_critics(self, acts, ys):
-        """Step 3: the critic's gradient step on the batch (``acts``, and the targets ``ys``
-        step 2 wrote into its ``yval``); returns its update statistics (an NDArray, the Q
-        executor's third output). A subclass with more critics updates them here too."""
+        """Step 3 on the batch's ``acts`` and targets ``ys``; returns the update statistics
+        (the Q executor's third output). A subclass with more critics updates them here."""
         self.qfunc.update_params(self.qfunc.arg_dict["obs"], acts, ys)
-        # in update values all computed: no need to recompute qfunc_loss and qvals
-        return self.qfunc.exe.outputs[2]
+        return self.qfunc.exe.outputs[2]  # computed by the update: no second forward pass
 
     def _soft_update_pairs(self):
-        """Step 6's (target, online) flat parameter buffers, each soft-updated in one
-        operation; a subclass with more networks adds its pairs."""
+        """Step 6's (target, online) flat parameter buffers; a subclass adds its own."""
         return [(self.policy_target_params, self.policy.params),
                 (self.qfunc_target_params, self.qfunc.params)]
 
@@ -399,11 +394,3 @@ class DDPG(object):
         evaluation.record_exploration_returns(self.strategy_path_returns)
         evaluation.record_update_statistics(self.update_stats)
         self.strategy_path_returns = []
-
-
-def _layer_sizes(policy, qfunc):
-    """Hidden layer widths of both networks (unknown networks count as large)."""
-    sizes = []
-    for network in (policy, qfunc):
-        sizes.extend(getattr(network, "hidden_sizes", None) or [float("inf")])
-    return sizes

@@ -10,26 +10,7 @@ packages, which Python runs before it, is not counted: every module has it.
 import ast
 import os
 
-import ddpg
-
-PACKAGE_DIR = os.path.dirname(os.path.abspath(ddpg.__file__))
-
-
-def package_modules(package_dir=PACKAGE_DIR, package="ddpg"):
-    """``{module name: file path}`` of every module below ``package_dir``."""
-    modules = {}
-    for folder, dirs, files in os.walk(package_dir):
-        dirs[:] = sorted(d for d in dirs if os.path.isfile(os.path.join(folder, d,
-                                                                        "__init__.py")))
-        parts = [package] + os.path.relpath(folder, package_dir).split(os.sep)
-        parts = [part for part in parts if part != "."]
-        for name in sorted(files):
-            if not name.endswith(".py"):
-                continue
-            stem = name[:-3]
-            module = ".".join(parts if stem == "__init__" else parts + [stem])
-            modules[module] = os.path.join(folder, name)
-    return modules
+from test_layout import modules as package_modules
 
 
 def imported_modules(module, path, modules, package="ddpg"):
