@@ -4,12 +4,9 @@ A Python 3 library of the Apache MXNet DDPG example: ``from ddpg import DDPG``.
 """
 import os
 
-# MXNet's MKLDNN subgraph backend fuses layers of executors bound for inference and caches
-# their weights on the first forward pass. DDPG updates the target networks and the acting
-# policy in place, so cached weights silently give stale outputs (our NumPy update test
-# caught it). The variable is read at bind time, so setting it here also covers users who
-# imported mxnet first.
-os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
+# MXNet's MKLDNN subgraph backend would cache the weights that DDPG updates in place: every
+# executor of the library is bound without it (ddpg.backend.binding), and a user's own
+# MXNET_SUBGRAPH_BACKEND is left as it is.
 
 try:
     import mxnet  # noqa: F401  (imported first to give a clear message when missing)

@@ -8,10 +8,9 @@ Because the two executors share gradient memory, the order of one update is fixe
 update must finish with its own gradients before the policy executor overwrites them.
 
 ``DDPG`` holds the settings, the networks and the update; the jobs around them are modules of
-their own: the executor bindings (:mod:`ddpg.executors`), the training loop with its declared
-state and replay memory (:class:`ddpg.training.TrainingLoop`, the one owner of
-:class:`ddpg.training_state.TrainingState`) and the evaluation rollouts with the epoch's
-statistics (:mod:`ddpg.evaluation`).
+their own: the executor bindings (:mod:`ddpg.executors`), the training loop, owner of the
+run's state and replay memory (:class:`ddpg.training.TrainingLoop`), and the evaluation
+rollouts with the epoch's statistics (:mod:`ddpg.evaluation`).
 """
 from collections import OrderedDict
 
@@ -21,7 +20,7 @@ from ddpg import checkpoint, evaluation, executors, faults, hyperparams, options
 from ddpg.logger import get_default_logger
 from ddpg.training import TrainingLoop, with_state_views
 from ddpg.backend import regularization, seeding
-from ddpg.backend.kernels import choose_mkldnn, choose_omp_threads
+from ddpg.backend.kernels import choose_mkldnn, choose_omp_threads, hidden_layer_sizes
 from ddpg.backend.context import check_gpu_supported, resolve_ctx
 from ddpg.envs import seed_env
 from ddpg.backend.fpu import flushing_denormals
@@ -109,8 +108,8 @@ class DDPG(object):
         self.ctx = resolve_ctx(ctx)
         check_gpu_supported(self.ctx)  # before anything runs on it
         # before MXNet's first operator, which fixes the choice for the process
-        self.mkldnn = choose_mkldnn(mkldnn, _layer_sizes(policy, qfunc), self.ctx)
-        self.omp_threads = choose_omp_threads(omp_threads, _layer_sizes(policy, qfunc),
+        self.mkldnn = choose_mkldnn(mkldnn, hidden_layer_sizes(policy, qfunc), self.ctx)
+        self.omp_threads = choose_omp_threads(omp_threads, hidden_layer_sizes(policy, qfunc),
                                               self.ctx)
         seeding.seed_global_generators(seed)
         self.env = env
@@ -183,8 +182,8 @@ class DDPG(object):
         read the same batch share their input arrays (the Q executor, the policy executor and
         the policy's batch executor read one ``obs`` array); and the targets y are computed by
         one executor over both target networks, ``target_executor``, whose output array *is*
-        the Q executor's ``yval`` input. ``qfunc_target`` and ``policy_target`` are bound on
-        the same target parameters, as the original's separate executors.
+        the Q executor's ``yval`` input. ``qfunc_target`` and ``policy_target`` are views of the
+        target parameters under executor names (:class:`ddpg.executors.TargetNetwork`).
         """
         obs_dim = self.env.observation_space.flat_dim
         act_dim = self.env.action_space.flat_dim
@@ -215,7 +214,7 @@ class DDPG(object):
                                           self.qfunc_grad_clip),
             self.qfunc_weight_decay, self.qfunc_input_shapes,
             {"obs": batch_obs, "yval": self.target_executor.outputs[0]})
-        self.qfunc_target = executors.bind_target(
+        self.qfunc_target = executors.target_network(
             self.ctx, qval_sym, qfunc_target_shapes, {"obs": batch_nxt},
             self.qfunc_target_params, self.qfunc.params, "qfunc")
         self._policy_penalty = executors.bind_policy(
@@ -227,7 +226,7 @@ class DDPG(object):
         self.policy_executor, self.policy_executor_grad_dict = \
             executors.bind_policy_executor(self.qfunc, self.ctx, self.batch_size)
         self.policy_executor_arg_dict = self.policy_executor.arg_dict
-        self.policy_target = executors.bind_target(
+        self.policy_target = executors.target_network(
             self.ctx, act_sym, self.policy_input_shapes, {"obs": batch_nxt},
             self.policy_target_params, self.policy.params, "policy")
         self.update_stats = UpdateStatistics(self.ctx, self.batch_size)
@@ -288,11 +287,12 @@ class DDPG(object):
     def do_update(self, itr, batch):
         """One DDPG update, in the original's order (docs/design.md, "One update").
 
+        The order is written here only: a subclass changes what step 3 updates
+        (``_update_critics``) and which targets step 6 moves (``_soft_update_pairs``).
         Everything stays on the device: the batch goes in with two copies (``_load_batch``),
         and the statistics are summed there (:class:`ddpg.backend.statistics.UpdateStatistics`).
         """
         acts = self._load_batch(batch)
-        qfunc_args = self.qfunc.arg_dict
         update_policy = (itr + 1) % self.policy_delay == 0
         if update_policy:
             # 1. the current policy's actions for s, before any update (kept for steps 4-5)
@@ -301,13 +301,11 @@ class DDPG(object):
         # 1-2. y = r + (1 - end) * discount * Q'(s', mu'(s')) with the target networks,
         #      written straight into the Q executor's yval input (the same array)
         self.target_executor.forward(is_train=False)
-        ys = qfunc_args["yval"]
+        ys = self.qfunc.arg_dict["yval"]
 
-        # 3. Q update. Since policy_executor shares the grad arrays with qfunc, the update
+        # 3. Q update(s). Since policy_executor shares the grad arrays with qfunc, the update
         # order cannot be changed.
-        self.qfunc.update_params(qfunc_args["obs"], acts, ys)
-        # in update values all computed: no need to recompute qfunc_loss and qvals
-        q_stats = self.qfunc.exe.outputs[2]
+        q_stats = self._update_critics(acts, ys)
         if not update_policy:  # policy_delay: Q only, targets unchanged
             self.update_stats.add(q_stats)
             return
@@ -316,12 +314,21 @@ class DDPG(object):
         policy_loss = self._policy_step(policy_acts)
 
         # 6. soft update of the target networks, one operation per network
-        soft_update(self.policy_target_params.data, self.policy.params.data,
-                    self.soft_target_tau)
-        soft_update(self.qfunc_target_params.data, self.qfunc.params.data,
-                    self.soft_target_tau)
+        for target, online in self._soft_update_pairs():
+            soft_update(target.data, online.data, self.soft_target_tau)
 
         self.update_stats.add(q_stats, policy_loss)
+
+    def _update_critics(self, acts, ys):
+        """Step 3 on the batch's ``acts`` and targets ``ys``; returns the update statistics
+        (the Q executor's third output). A subclass with more critics updates them here."""
+        self.qfunc.update_params(self.qfunc.arg_dict["obs"], acts, ys)
+        return self.qfunc.exe.outputs[2]  # computed by the update: no second forward pass
+
+    def _soft_update_pairs(self):
+        """Step 6's (target, online) flat parameter buffers; a subclass adds its own."""
+        return [(self.policy_target_params, self.policy.params),
+                (self.qfunc_target_params, self.qfunc.params)]
 
     def _load_batch(self, batch):
         """Copy a batch into the bound input arrays; returns the (bound) actions array.
@@ -391,10 +398,3 @@ class DDPG(object):
         evaluation.record_exploration_returns(self.strategy_path_returns, self.logger)
         evaluation.record_update_statistics(self.update_stats, self.logger)
 
-
-def _layer_sizes(policy, qfunc):
-    """Hidden layer widths of both networks (unknown networks count as large)."""
-    sizes = []
-    for network in (policy, qfunc):
-        sizes.extend(getattr(network, "hidden_sizes", None) or [float("inf")])
-    return sizes

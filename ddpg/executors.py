@@ -11,11 +11,50 @@ policy loss, bound on the Q-function's own argument *and gradient* arrays, so it
 leaves dLoss/da in the Q-function's ``act`` gradient, the head gradient of the policy's own
 backward pass (docs/design.md, "The shared gradient arrays").
 """
+from collections import OrderedDict
+
 import mxnet as mx
 
 from ddpg.backend import regularization
+from ddpg.backend.binding import bind
 from ddpg.backend.flat import FlatArrays, bind_inputs, param_shapes
 from ddpg.backend.statistics import q_statistics_symbol
+
+
+def bind_network(network, symbol, ctx, init, updater, input_shapes, input_arrays=None,
+                 input_grads=None):
+    """Bind ``symbol`` as ``network.exe`` on flat buffers and initialise its parameters: the
+    common part of the networks' ``define_exe`` (the Q-function's loss, the policy's output).
+
+    The parameters and their gradients each live in one flat buffer (``network.params``,
+    ``network.grads``, see :mod:`ddpg.backend.flat`) that the executor is bound on as views,
+    so the optimiser steps the whole network in one call. Every argument not named in
+    ``input_shapes`` is a parameter and gets a gradient; inputs get none, except an array the
+    caller binds for one in ``input_grads`` (name -> array, bound with ``grad_req`` "null":
+    another executor writes into it). ``input_arrays`` are inputs shared with other
+    executors (:func:`ddpg.backend.flat.bind_inputs`). Sets ``input_shapes``, ``params``,
+    ``grads``, ``param_names``, ``exe``, ``arg_arrays``, ``grad_arrays``, ``arg_dict``,
+    ``grad_dict`` and ``updater`` on ``network``, as the original's networks have them.
+    """
+    network.input_shapes = dict(input_shapes)
+    shapes = param_shapes(symbol, network.input_shapes)
+    network.params = FlatArrays(ctx, shapes)
+    network.grads = FlatArrays(ctx, shapes)
+    network.param_names = network.params.names()
+    args = bind_inputs(ctx, network.input_shapes, input_arrays)
+    args.update(network.params.views)
+    args_grad = dict(network.grads.views)
+    args_grad.update(input_grads or {})
+    grad_req = {name: ("write" if name in network.params.views else "null")
+                for name in symbol.list_arguments()}
+    network.exe = bind(symbol, ctx, args=args, args_grad=args_grad, grad_req=grad_req)
+    network.arg_arrays = network.exe.arg_arrays
+    network.grad_arrays = network.exe.grad_arrays
+    network.arg_dict = network.exe.arg_dict
+    network.grad_dict = network.exe.grad_dict
+    for name in network.param_names:
+        init(mx.initializer.InitDesc(name), network.arg_dict[name])
+    network.updater = updater
 
 
 def input_shapes(batch_size, obs_dim, act_dim):
@@ -35,7 +74,7 @@ def target_params(ctx, symbol, shapes):
     """A zeroed flat buffer for a target network's parameters (:class:`FlatArrays`).
 
     Targets never share memory with their online network (a soft update mixes the two); they
-    are bound on this buffer's views and get the online weights in :func:`bind_target`.
+    are bound on this buffer's views and get the online weights in :func:`target_network`.
     """
     return FlatArrays(ctx, param_shapes(symbol, shapes))
 
@@ -57,7 +96,7 @@ def bind_target_executor(ctx, batch_views, qval_sym, act_sym, target_views, targ
         args.update(views)
     q_target = target_q_symbol(qval_sym, act_sym, args)
     target_y_sym = mx.symbol.Variable("rwd") + mx.symbol.Variable("discount_mask") * q_target
-    return target_y_sym.bind(ctx=ctx, args=args, grad_req="null")
+    return bind(target_y_sym, ctx, args=args, grad_req="null")
 
 
 def bind_qfunc(qfunc, ctx, batch_size, updater, weight_decay, shapes, input_arrays,
@@ -83,19 +122,54 @@ def bind_qfunc(qfunc, ctx, batch_size, updater, weight_decay, shapes, input_arra
                      input_arrays=input_arrays)
 
 
-def bind_target(ctx, symbol, shapes, input_arrays, params, online_params, what):
-    """A target network's executor, bound on its own parameters ``params``, which get a copy of
-    the online network's (``online_params``): target and online start equal, in separate memory.
+class TargetNetwork(object):
+    """A target network under the original's executor names, without an executor of its own.
 
-    ``input_arrays`` are the inputs it shares (s', the batch's ``nxt``); it computes no
-    gradients. ``what`` names the network in the layout error.
+    ``target_executor`` computes the targets y over the target networks' parameters in one
+    pass, so a separate executor per target network would never run. This object keeps what
+    the original's ``qfunc_target`` and ``policy_target`` executors gave to read and write:
+    ``arg_dict`` (name -> NDArray, in the symbol's argument order: the inputs, s' in the
+    batch's ``nxt`` array, and views of the target parameters' flat buffer ``params``) and
+    ``arg_arrays``. ``forward(is_train=False)`` and ``outputs`` still work: the first call
+    binds an executor on these same arrays (for inspection; training never does).
+    """
+
+    def __init__(self, ctx, symbol, shapes, input_arrays, params):
+        self.params = params
+        self._ctx = ctx
+        self._symbol = symbol
+        arrays = bind_inputs(ctx, shapes, input_arrays)
+        arrays.update(params.views)
+        self.arg_dict = OrderedDict((name, arrays[name]) for name in symbol.list_arguments())
+        self.arg_arrays = list(self.arg_dict.values())
+        self._executor = None
+
+    def _bound(self):
+        if self._executor is None:
+            self._executor = bind(self._symbol, self._ctx, args=dict(self.arg_dict),
+                                  grad_req="null")
+        return self._executor
+
+    def forward(self, is_train=False):
+        """The network's outputs for the arrays in ``arg_dict`` (binding on first use)."""
+        return self._bound().forward(is_train=is_train)
+
+    @property
+    def outputs(self):
+        return self._bound().outputs
+
+
+def target_network(ctx, symbol, shapes, input_arrays, params, online_params, what):
+    """A :class:`TargetNetwork` on its own parameters ``params``, which get a copy of the
+    online network's (``online_params``): target and online start equal, in separate memory.
+
+    ``input_arrays`` are the inputs it shares (s', the batch's ``nxt``). ``what`` names the
+    network in the layout error.
     """
     check_same_layout(params, online_params, what)
-    args = bind_inputs(ctx, shapes, input_arrays)
-    args.update(params.views)
-    executor = symbol.bind(ctx=ctx, args=args, grad_req="null")
+    network = TargetNetwork(ctx, symbol, shapes, input_arrays, params)
     online_params.data.copyto(params.data)
-    return executor
+    return network
 
 
 def bind_policy(policy, ctx, updater, weight_decay, shapes, obs):
@@ -140,7 +214,7 @@ def bind_policy_executor(qfunc, ctx, batch_size):
                  if name != "yval" and arr is not None}
     grad_req = {name: ("write" if name == "act" else "null")
                 for name in policy_loss.list_arguments()}
-    executor = policy_loss.bind(ctx=ctx, args=args, args_grad=args_grad, grad_req=grad_req)
+    executor = bind(policy_loss, ctx, args=args, args_grad=args_grad, grad_req=grad_req)
     return executor, dict(zip(policy_loss.list_arguments(), executor.grad_arrays))
 
 

@@ -6,10 +6,12 @@ batch and ``exe_one``, the same network bound for batch 1, used to act in the en
 
 import mxnet as mx
 
-from ddpg.backend.flat import FlatArrays, bind_inputs, copy_into, param_shapes
+from ddpg.backend.binding import bind
+from ddpg.backend.flat import copy_into
 from ddpg.backend.initializers import (DEFAULT_HIDDEN_INIT, DEFAULT_OUTPUT_INIT,
                                       make_initializer)
 from ddpg.backend.mxnet_log import filters_mxnet_info
+from ddpg.executors import bind_network
 from ddpg.utils import DEFAULT_ACTIVATION, DEFAULT_POLICY_HIDDEN_SIZES, define_policy
 
 
@@ -84,27 +86,10 @@ class DeterministicMLPPolicy(Policy):
         ``exe_one`` has an observation array of its own, so acting never writes into the
         training batch.
         """
-        self.input_shapes = dict(input_shapes)
-        shapes = param_shapes(self.act, self.input_shapes)
-        self.params = FlatArrays(ctx, shapes)
-        self.grads = FlatArrays(ctx, shapes)
-        self.param_names = self.params.names()
-        args = bind_inputs(ctx, self.input_shapes, input_arrays)
-        args.update(self.params.views)
-        grad_req = {name: ("null" if name in self.input_shapes else "write")
-                    for name in self.act.list_arguments()}
-        self.exe = self.act.bind(ctx=ctx, args=args, args_grad=dict(self.grads.views),
-                                 grad_req=grad_req)
-        self.arg_arrays = self.exe.arg_arrays
-        self.grad_arrays = self.exe.grad_arrays
-        self.arg_dict = self.exe.arg_dict
-        self.grad_dict = self.exe.grad_dict
-        for name in self.param_names:
-            init(mx.initializer.InitDesc(name), self.arg_dict[name])
-        self.updater = updater
+        bind_network(self, self.act, ctx, init, updater, input_shapes, input_arrays)
         one_args = dict(self.params.views)
         one_args["obs"] = mx.nd.zeros((1,) + tuple(self.input_shapes["obs"][1:]), ctx=ctx)
-        self.exe_one = self.act.bind(ctx=ctx, args=one_args, grad_req="null")
+        self.exe_one = bind(self.act, ctx, args=one_args, grad_req="null")
 
     def update_params(self, grad_from_top, forward=True):
         """Backpropagate ``grad_from_top`` (dLoss/dact) through the batch last set by

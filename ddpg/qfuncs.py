@@ -9,10 +9,11 @@ import json
 
 import mxnet as mx
 
-from ddpg.backend.flat import FlatArrays, bind_inputs, copy_into, param_shapes
+from ddpg.backend.flat import copy_into
 from ddpg.backend.initializers import (DEFAULT_HIDDEN_INIT, DEFAULT_OUTPUT_INIT,
                                       make_initializer)
 from ddpg.backend.mxnet_log import filters_mxnet_info
+from ddpg.executors import bind_network
 from ddpg.utils import (DEFAULT_ACTIVATION, DEFAULT_QFUNC_ACTION_MERGE_LAYER,
                         DEFAULT_QFUNC_HIDDEN_SIZES, define_qfunc)
 
@@ -116,27 +117,11 @@ class ContinuousMLPQ(QFunc):
         """
         if self.loss is None:
             raise RuntimeError("define_loss() must be called before define_exe()")
-        self.input_shapes = dict(input_shapes)
-        shapes = param_shapes(self.loss, self.input_shapes)
-        self.params = FlatArrays(ctx, shapes)
-        self.grads = FlatArrays(ctx, shapes)
-        self.param_names = self.params.names()
-        args = bind_inputs(ctx, self.input_shapes, input_arrays)
-        args.update(self.params.views)
-        args_grad = dict(self.grads.views)
         # The act gradient array exists to be shared: DDPG's policy executor writes dQ/da
         # into it. This executor's own update never needs it, so it does not compute it.
-        args_grad["act"] = mx.nd.zeros(self.input_shapes["act"], ctx=ctx)
-        grad_req = {name: ("write" if name in self.params.views else "null")
-                    for name in self.loss.list_arguments()}
-        self.exe = self.loss.bind(ctx=ctx, args=args, args_grad=args_grad, grad_req=grad_req)
-        self.arg_arrays = self.exe.arg_arrays
-        self.grad_arrays = self.exe.grad_arrays
-        self.arg_dict = self.exe.arg_dict
-        self.grad_dict = self.exe.grad_dict
-        for name in self.param_names:
-            init(mx.initializer.InitDesc(name), self.arg_dict[name])
-        self.updater = updater
+        act_grad = mx.nd.zeros(input_shapes["act"], ctx=ctx)
+        bind_network(self, self.loss, ctx, init, updater, input_shapes, input_arrays,
+                     input_grads={"act": act_grad})
 
     def update_params(self, obs, act, yval):
         """One gradient step on the loss for the batch (obs, act, yval).

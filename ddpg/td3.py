@@ -32,7 +32,7 @@ import mxnet as mx
 from ddpg import executors, hyperparams
 from ddpg.backend import regularization
 from ddpg.ddpg import DDPG
-from ddpg.backend.flat import param_shapes, soft_update
+from ddpg.backend.flat import param_shapes
 from ddpg.qfuncs import ContinuousMLPQ
 
 
@@ -126,7 +126,7 @@ class TD3(DDPG):
             regularization.create_updater(self.qfunc_updater, self.qfunc_lr,
                                           self.qfunc_grad_clip),
             self.qfunc_weight_decay, self.qfunc_input_shapes, shared, statistics=False)
-        self.qfunc2_target = executors.bind_target(
+        self.qfunc2_target = executors.target_network(
             self.ctx, self.qfunc2.get_loss_symbols()["qval"],
             executors.target_q_shapes(self.qfunc_input_shapes),
             {"obs": self.policy_target.arg_dict["obs"]}, self.qfunc2_target_params,
@@ -148,28 +148,16 @@ class TD3(DDPG):
         noise = np.random.randn(self.batch_size, len(self._noise_std)) * self._noise_std
         return np.clip(noise, -self._noise_bound, self._noise_bound)
 
-    def do_update(self, itr, batch):
-        """One TD3 update: both critics every time; policy and targets every
-        ``policy_delay``-th time. The order otherwise follows :meth:`DDPG.do_update`."""
-        acts = self._load_batch(batch)  # the obs array is also qfunc2's; noise included
+    def _update_critics(self, acts, ys):
+        """Step 3 for both critics, on the same batch and targets; the statistics are the
+        first critic's."""
+        q_stats = super(TD3, self)._update_critics(acts, ys)
         qfunc_args = self.qfunc.arg_dict
-        update_policy = (itr + 1) % self.policy_delay == 0
-        if update_policy:
-            self.policy.exe.forward(is_train=True)
-            policy_acts = self.policy.exe.outputs[0]
-        # y with both target critics at the smoothed target action, into both yvals
-        self.target_executor.forward(is_train=False)
-        ys = qfunc_args["yval"]
-        self.qfunc.update_params(qfunc_args["obs"], acts, ys)
-        q_stats = self.qfunc.exe.outputs[2]
-        self.qfunc2.update_params(qfunc_args["obs"], qfunc_args["act"], ys)  # shared: no copy
-        if not update_policy:
-            self.update_stats.add(q_stats)
-            return
-        # the policy step through the updated first critic, as DDPG's steps 4-5
-        policy_loss = self._policy_step(policy_acts)
-        for target, online in ((self.policy_target_params, self.policy.params),
-                               (self.qfunc_target_params, self.qfunc.params),
-                               (self.qfunc2_target_params, self.qfunc2.params)):
-            soft_update(target.data, online.data, self.soft_target_tau)
-        self.update_stats.add(q_stats, policy_loss)
+        # the obs, act and yval arrays are shared with the first critic: nothing is copied
+        self.qfunc2.update_params(qfunc_args["obs"], qfunc_args["act"], ys)
+        return q_stats
+
+    def _soft_update_pairs(self):
+        """DDPG's policy and first critic, then the second critic."""
+        return super(TD3, self)._soft_update_pairs() + [(self.qfunc2_target_params,
+                                                         self.qfunc2.params)]

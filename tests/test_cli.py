@@ -1,6 +1,5 @@
 """The example scripts on the command line: errors are messages, resume writes only where it
 says, --help shows every default, and no MXNet internals reach the console."""
-import argparse
 import importlib.util
 import json
 import os

@@ -8,7 +8,6 @@ import mxnet as mx
 import numpy as np
 import pytest
 
-from ddpg import DDPG
 from ddpg.checkpoint import NETWORKS
 
 from helpers import PointEnv, build_algorithm
@@ -428,7 +427,6 @@ def test_every_array_lives_on_the_context_the_algorithm_is_given(algo_class):
     """A stand-in for a GPU run: on ``mx.cpu(1)`` an array made on the default context
     (``cpu(0)``) fails MXNet's bind, as one left on the CPU does beside a GPU."""
     from ddpg.strategies import GaussianStrategy
-    from ddpg.td3 import TD3
 
     env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
     ctx = mx.cpu(1)

@@ -90,9 +90,6 @@ EQUIVALENT = {
         "self.target_executor.forward(is_train=True)",
         "no operator of the target chain (FullyConnected, the activations, LayerNorm, tanh, "
         "the target arithmetic) computes differently in training mode"),
-    "ddpg.executors.x_bind_target__mutmut_21": (
-        "executor = symbol.bind(ctx=ctx, args=args, )",
-        "bound without args_grad, an executor has no gradient arrays whatever its grad_req"),
     "ddpg.training.x_run_epoch__mutmut_52": (
         "algo.evaluate(epoch, None)",
         "DDPG.evaluate keeps the example's memory argument but does not use it"),

@@ -23,6 +23,15 @@ SMALL_LAYER_UNITS = 64
 _SET_BY_DDPG = "DDPG_MKLDNN_AUTO_VALUE"
 
 
+def hidden_layer_sizes(*networks):
+    """The hidden layer widths of these networks (one without ``hidden_sizes`` counts as
+    large)."""
+    sizes = []
+    for network in networks:
+        sizes.extend(getattr(network, "hidden_sizes", None) or [float("inf")])
+    return sizes
+
+
 def choose_mkldnn(setting, layer_sizes, ctx):
     """Apply ``setting`` (True, False or "auto") for a process about to train these layers.
 

@@ -7,7 +7,8 @@ variable (``MXNET_SUBGRAPH_VERBOSE`` only covers the subgraph backends that are 
 - ``engine.cc: MXNet start using engine: NaiveEngine``, once per process, whenever
   ``MXNET_ENGINE_TYPE`` is set (we set it on the CPU, see ``ddpg/__init__.py``);
 - ``graph_executor.cc: MXNET_SUBGRAPH_BACKEND=NONE is detected, subgraph backend is not in
-  use``, at every executor bound (we set it for correctness, see ``ddpg/__init__.py``).
+  use``, at every executor bound (we bind without the backend for correctness, see
+  :mod:`ddpg.backend.binding`).
 
 :func:`filtering_mxnet_info` captures the process's stderr (file descriptor 2) while it
 runs, and writes everything it caught back to stderr when it ends, except those two lines:

@@ -24,6 +24,8 @@ clip of the global norm).
 """
 import mxnet as mx
 
+from ddpg.backend.binding import bind
+
 
 def weight_names(symbol, input_names=()):
     """The arguments of ``symbol`` the penalty covers: names ending in ``_weight``."""
@@ -63,8 +65,8 @@ class GradientPenalty(object):
         names = weight_names(symbol, input_names)
         penalty = mx.symbol.MakeLoss(l2_penalty_symbol(symbol, decay, input_names),
                                      name="l2_penalty")
-        self.executor = penalty.bind(
-            ctx=ctx, args={name: params.views[name] for name in names},
+        self.executor = bind(
+            penalty, ctx, args={name: params.views[name] for name in names},
             args_grad={name: grads.views[name] for name in names},
             grad_req={name: "add" for name in names})
 

@@ -22,9 +22,17 @@ from ddpg.strategies import (DEFAULT_GAUSSIAN_SIGMA, DEFAULT_OU_DT, DEFAULT_OU_S
 from ddpg.utils import (ACTIVATIONS, DEFAULT_ACTIVATION, DEFAULT_POLICY_HIDDEN_SIZES,
                         DEFAULT_QFUNC_ACTION_MERGE_LAYER, DEFAULT_QFUNC_HIDDEN_SIZES)
 
-__all__ = ["RaisingArgumentParser", "split_run_flags", "build_parser", "add_hyperparameter",
-           "explicit_flags", "parser_actions", "option_names", "flags_named_in",
-           "usage_error"]
+__all__ = ["RESUME_FLAGS", "INVOCATION_FLAGS", "RaisingArgumentParser", "split_run_flags",
+           "build_parser", "add_hyperparameter", "explicit_flags", "parser_actions",
+           "option_names", "flags_named_in", "usage_error"]
+
+#: Flags that may accompany --resume: they say how to continue a run, not what it trains
+#: (:mod:`ddpg.experiment.resume` refuses the others).
+RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "no_log_dir", "overwrite", "snapshot_mode",
+                "snapshot_gap", "ctx", "no_progress_bar", "tensorboard", "tensorboard_every",
+                "debug", "trust_pickle")
+#: Flags about one invocation, not the run: not saved in checkpoints.
+INVOCATION_FLAGS = ("resume", "trust_pickle", "debug", "overwrite")
 
 
 class RaisingArgumentParser(argparse.ArgumentParser):
@@ -151,8 +159,6 @@ def _add_exploration_flags(noise):
 
 
 def _add_run_flags(run):
-    # RESUME_FLAGS belong to ddpg.experiment.resume, which builds on this parser
-    from ddpg.experiment.resume import RESUME_FLAGS  # pylint: disable=import-outside-toplevel
     add_preset_argument(run)
     add_hyperparameter(run, "ctx")
     add_hyperparameter(run, "seed")

@@ -13,19 +13,14 @@ import os
 from ddpg.checkpoint import read_manifest
 from ddpg.checkpoint.format import MANIFEST
 from ddpg.errors import CheckpointError
-from ddpg.experiment.cli import explicit_flags
+from ddpg.experiment.cli import INVOCATION_FLAGS, RESUME_FLAGS, explicit_flags
 from ddpg.experiment.run_folder import newest_checkpoint
 from ddpg.experiment.script import UsageError
 
+# RESUME_FLAGS and INVOCATION_FLAGS are the command line's (ddpg.experiment.cli), named here
+# too, where they are used
 __all__ = ["RESUME_FLAGS", "INVOCATION_FLAGS", "resumed_args", "checkpoint_run_folder",
            "continue_progress"]
-
-#: Flags that may accompany --resume: they say how to continue a run, not what it trains.
-RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "no_log_dir", "overwrite", "snapshot_mode",
-                "snapshot_gap", "ctx", "no_progress_bar", "tensorboard", "tensorboard_every",
-                "debug", "trust_pickle")
-#: Flags about one invocation, not the run: not saved in checkpoints.
-INVOCATION_FLAGS = ("resume", "trust_pickle", "debug", "overwrite")
 
 
 def resumed_args(args, argv):
