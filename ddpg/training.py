@@ -80,6 +80,7 @@ class TrainingLoop(object):
         """``epoch_length`` environment steps with the updates due, then the epoch's row."""
         algo, state, logger = self.algo, self.state, self.algo.logger
         action_shape = tuple(algo.env.action_space.shape)
+        act_dim = algo.env.action_space.flat_dim  # a product over the shape: once an epoch
         epoch_start = time.time()
         self._skipped_before_epoch = state.n_skipped_nonfinite
         # values "as they happen" (episode returns, update losses) for TensorBoard
@@ -91,7 +92,7 @@ class TrainingLoop(object):
             # stdout is not a terminal
             steps = pyprind.prog_bar(steps, stream=sys.stderr)
         for _ in steps:
-            self.explore_step(action_shape, log_scalars)
+            self.explore_step(action_shape, act_dim, log_scalars)
             if (self.memory.size >= algo.memory_start_size
                     and state.total_env_steps % algo._train_freq == 0):
                 self.run_updates(log_scalars)
@@ -123,20 +124,21 @@ class TrainingLoop(object):
 
     # -- one exploration step ----------------------------------------------------------------
 
-    def explore_step(self, action_shape, log_scalars):
+    def explore_step(self, action_shape, act_dim, log_scalars):
         """One environment step of the training episode, its transition stored.
 
         A new episode when the last one ended; an action (uniform during ``start_steps``,
         else the strategy's around the policy's); the step, with its checks for non-finite
         values; the transition stored; the episode's bookkeeping. ``action_shape`` is the
-        shape the environment takes actions in. With ``log_scalars`` an ending episode's
-        return and length are written as ``train/EpisodeReturn`` and ``train/EpisodeLength``.
+        shape the environment takes actions in, ``act_dim`` their flat size. With
+        ``log_scalars`` an ending episode's return and length are written as
+        ``train/EpisodeReturn`` and ``train/EpisodeLength``.
         """
         algo, state = self.algo, self.state
         if state.end:
             self._start_episode()
         obs = state.obs
-        act = self._choose_action(obs)
+        act = self._choose_action(obs, act_dim)
         nxt, rwd, end, info = faults.call_env(algo, "step", np.reshape(act, action_shape))
         finite = bool(np.isfinite(rwd) and np.isfinite(nxt).all())
         if not finite:
@@ -172,15 +174,15 @@ class TrainingLoop(object):
         state.obs = self._reset_env()
         self.algo.strategy.reset()
 
-    def _choose_action(self, obs):
+    def _choose_action(self, obs, act_dim):
         """The exploration action for ``obs``: uniform over the action space for the run's
         first ``start_steps`` steps (covering it before the policy means anything), else the
         strategy's action around the policy's (not the target policy's)."""
         algo = self.algo
         if self.state.total_env_steps < algo.start_steps:
             return np.random.uniform(algo._action_low, algo._action_high)
-        return faults.check_action(algo.strategy.get_action(obs, algo.policy),
-                                   algo.env.action_space.flat_dim, algo.strategy, algo)
+        return faults.check_action(algo.strategy.get_action(obs, algo.policy), act_dim,
+                                   algo.strategy, algo)
 
     def _nonfinite_step(self, nxt, rwd):
         """A NaN/inf observation or reward: raise, or (skip_nonfinite) count and skip it.
