@@ -90,7 +90,11 @@ EQUIVALENT = {
         "self.target_executor.forward(is_train=True)",
         "no operator of the target chain (FullyConnected, the activations, LayerNorm, tanh, "
         "the target arithmetic) computes differently in training mode"),
-    "ddpg.training.x_run_epoch__mutmut_52": (
+    "ddpg.ddpg.xǁDDPGǁdo_update__mutmut_10": (
+        "self.policy.exe.forward(is_train=False)",
+        "no operator of the policy network (FullyConnected, the activations, LayerNorm, tanh) "
+        "computes differently in training mode, and MXNet's backward reuses either pass"),
+    "ddpg.training.xǁTrainingLoopǁrun_epoch__mutmut_43": (
         "algo.evaluate(epoch, None)",
         "DDPG.evaluate keeps the example's memory argument but does not use it"),
     "ddpg.checkpoint.writer.x__write_json__mutmut_13": (
