@@ -631,3 +631,24 @@ def test_gym_026_pendulum():
         assert done and info["TimeLimit.truncated"] and not info["terminated"]
         with pytest.raises(ValueError, match="Discrete"):
             GymEnv(gym.make("CartPole-v1"))
+
+
+def test_the_base_environment_returns_the_spaces_a_subclass_sets():
+    from ddpg.envs.base import Env
+    from ddpg.envs.spaces import Box
+
+    class Bare(Env):
+        pass
+
+    class WithSpaces(Env):
+        def __init__(self):
+            self._observation_space = Box(-1.0, 1.0, (3,))
+            self._action_space = Box(-2.0, 2.0, (1,))
+
+    with pytest.raises(NotImplementedError, match="^Bare sets no _observation_space$"):
+        Bare().observation_space  # pylint: disable=expression-not-assigned
+    with pytest.raises(NotImplementedError, match="^Bare sets no _action_space$"):
+        Bare().action_space  # pylint: disable=expression-not-assigned
+    env = WithSpaces()
+    assert env.observation_space is env._observation_space
+    assert env.action_space.high[0] == 2.0 and env.spec.action_space is env.action_space

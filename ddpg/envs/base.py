@@ -48,18 +48,27 @@ class Step(_StepTuple):
 class Env(object):
     """Base class of rllab-style environments.
 
-    Subclasses provide ``observation_space``, ``action_space``, ``reset`` and ``step``.  The other
+    Subclasses provide ``observation_space``, ``action_space``, ``reset`` and ``step``; the
+    spaces are either properties of their own or, most simply, the attributes
+    ``_observation_space`` and ``_action_space`` that these properties return. The other
     methods have harmless defaults: an environment without randomness has nothing to seed, one
     without a display nothing to render, one without resources nothing to release.
     """
 
     @property
     def observation_space(self):
-        raise NotImplementedError
+        return self._space("_observation_space")
 
     @property
     def action_space(self):
-        raise NotImplementedError
+        return self._space("_action_space")
+
+    def _space(self, attribute):
+        try:
+            return getattr(self, attribute)
+        except AttributeError:
+            raise NotImplementedError("%s sets no %s" % (type(self).__name__, attribute)) \
+                from None
 
     @property
     def spec(self):

@@ -62,14 +62,6 @@ class CartpoleEnv(Env):
         self._action_space = Box(np.array([-self.MAX_FORCE]), np.array([self.MAX_FORCE]))
         self._observation_space = Box(-self.OBS_BOUND, self.OBS_BOUND, (4,))
 
-    @property
-    def observation_space(self):
-        return self._observation_space
-
-    @property
-    def action_space(self):
-        return self._action_space
-
     def seed(self, seed):
         self.np_random.seed(seed)
         self._seeded = True

@@ -190,14 +190,6 @@ class GymEnv(Env):
         return Box(space.low, space.high)
 
     @property
-    def observation_space(self):
-        return self._observation_space
-
-    @property
-    def action_space(self):
-        return self._action_space
-
-    @property
     def horizon(self):
         spec = getattr(self.env, "spec", None)
         return getattr(spec, "max_episode_steps", None)
