@@ -209,7 +209,9 @@ def test_ctrl_c_names_the_checkpoint_and_a_stale_resume_refuses(tmp_path):
 
 def test_ctrl_c_without_files_says_nothing_was_saved(tmp_path):
     process = start(["--n-epochs", "1000", "--no-log-dir"] + TINY, tmp_path)
-    time.sleep(8)
+    for line in process.stdout:  # the first epoch has begun: Ctrl-C lands in training
+        if "Training started" in line:
+            break
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130

@@ -15,7 +15,7 @@ from ddpg.errors import CheckpointError
 from ddpg.experiment.cli import build_parser, usage_error
 from ddpg.experiment.presets import parse_args_with_preset
 from ddpg.experiment.resume import INVOCATION_FLAGS, resumed_args
-from ddpg.experiment.run_folder import default_run_folder
+from ddpg.experiment.run_folder import RunFolderLock, default_run_folder
 from ddpg.experiment.run_logs import tensorboard_problem
 from ddpg.experiment.script import UsageError
 from ddpg.hyperparams import CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH
@@ -86,6 +86,10 @@ def prepare_run(argv):
     elif not args.no_log_dir and not args.log_dir:
         # a run of hours that saves nothing is a trap: the example's behaviour is a flag
         args.log_dir = default_run_folder(args.env, args.algo)
+    if args.log_dir:
+        # a folder another run is writing: say so before reading a checkpoint it may be
+        # replacing at this moment (ddpg.experiment.run_folder locks it for the whole run)
+        RunFolderLock(args.log_dir).check_free()
     check_ctx(args)
     problem = tensorboard_problem(args)
     if problem:
