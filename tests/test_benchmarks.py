@@ -258,6 +258,8 @@ def test_throughput_benchmark_runs_and_reports(tmp_path):
         assert re.search(re.escape(call) + r".*\s1\.00\s", out), call
     assert re.search(r"soft update \(one network\)\s+2\.00\s", out)
     assert "config 1 (original sizes: 32-unit layers, batch 32): ours" in out
+    # the Gluon contender, with our MXNet settings
+    assert re.search(r"Gluon [\d.]+ steps/s, ratio ours/Gluon [\d.]+x", out)
     # the auto choices per size (with --threads 1 both sizes get one OpenMP thread)
     assert "(oneDNN off, 1 OpenMP thread)" in out and "(oneDNN on, 1 OpenMP thread)" in out
     for part in ("update: networks and optimisers", "env step", "action selection",
@@ -275,12 +277,14 @@ def load_benchmark(name):
     return module
 
 
-def test_jax_contender_does_the_configurations_work():
-    """benchmarks/jax_ddpg.py (which cannot import ddpg: another numpy) keeps its own copy
-    of the configuration table; it must be throughput.py's."""
-    throughput, jax_ddpg = load_benchmark("throughput"), load_benchmark("jax_ddpg")
+@pytest.mark.parametrize("contender", ["jax_ddpg", "gluon_ddpg"])
+def test_contenders_do_the_configurations_work(contender):
+    """benchmarks/jax_ddpg.py (which cannot import ddpg: another numpy) and
+    benchmarks/gluon_ddpg.py (written without the library) keep their own copies of the
+    configuration table; each must be throughput.py's."""
+    throughput, module = load_benchmark("throughput"), load_benchmark(contender)
     assert {name: config[1:] for name, config in throughput.CONFIGS.items()} == \
-        jax_ddpg.CONFIGS
+        module.CONFIGS
 
 
 def test_throughput_runs_the_jax_contender_and_reports_the_ratio(tmp_path):
@@ -299,7 +303,8 @@ def test_throughput_runs_the_jax_contender_and_reports_the_ratio(tmp_path):
     result = subprocess.run(
         [sys.executable, os.path.join(REPO, "benchmarks", "throughput.py"), "--configs", "1",
          "--steps", "60", "--warmup", "300", "--threads", "1", "--skip-sb3", "--no-breakdown",
-         "--jax-python", str(stand_in)], capture_output=True, text=True, timeout=300)
+         "--skip-gluon", "--jax-python", str(stand_in)], capture_output=True, text=True,
+        timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     line = [l for l in result.stdout.splitlines() if l.startswith("config 1")][0]
     ours = float(line.split("ours ")[1].split(" steps/s")[0])
@@ -390,3 +395,33 @@ def test_flags_that_only_say_how_to_run_never_split_plot_groups():
     from ddpg.experiment import RESUME_FLAGS
     from ddpg.experiment.results import NOT_SETTINGS
     assert set(RESUME_FLAGS) <= NOT_SETTINGS
+
+
+@pytest.mark.parametrize("config", ["1", "4"])  # the action joins at layer 2, at the input
+def test_gluon_contender_computes_our_update(config):
+    """From identical parameters and batch, one update of the Gluon contender gives our Q
+    loss, and (after the critic's Adam step) our policy loss through the updated critic."""
+    throughput, gluon_ddpg = load_benchmark("throughput"), load_benchmark("gluon_ddpg")
+    import mxnet as mx
+    batch_size = throughput.CONFIGS[config][4]
+    algo = throughput.make_ours(config, warmup=batch_size, ctx=mx.cpu(), seed=3)
+    agent = gluon_ddpg.Agent(obs_dim=3, act_dim=1, config=config)
+    for ours, block in ((algo.qfunc, agent.critic), (algo.policy, agent.actor)):
+        ours_params = list(ours.params.views.values())
+        assert len(ours_params) == len(gluon_ddpg.parameters(block))
+        for array, parameter in zip(ours_params, gluon_ddpg.parameters(block)):
+            parameter.set_data(array)
+    gluon_ddpg.copy_parameters(agent.critic, agent.critic_target)
+    gluon_ddpg.copy_parameters(agent.actor, agent.actor_target)
+    rng = np.random.RandomState(5)
+    batch = (rng.uniform(-1, 1, (batch_size, 3)).astype(np.float32),
+             rng.uniform(-1, 1, (batch_size, 1)).astype(np.float32),
+             rng.uniform(-10, 0, (batch_size, 1)).astype(np.float32),
+             (rng.uniform(size=(batch_size, 1)) < 0.2).astype(np.float32),
+             rng.uniform(-1, 1, (batch_size, 3)).astype(np.float32))
+    algo.do_update(0, batch)
+    q_loss, policy_loss = agent.update(*batch)
+    np.testing.assert_allclose(q_loss.asscalar(), algo.qfunc.exe.outputs[0].asnumpy()[0],
+                               rtol=1e-5)
+    np.testing.assert_allclose(policy_loss.asscalar(),
+                               algo.policy_executor.outputs[0].asnumpy()[0], rtol=1e-5)
