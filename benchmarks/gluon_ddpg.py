@@ -11,7 +11,8 @@ critic at the same layer, the same batch size, Adam with learning rate 1e-3 for 
 tau 0.005, discount 0.99, Ornstein-Uhlenbeck noise of sigma 0.1 (theta 0.15) on actions in
 [-1, 1] scaled to the torque range, a 200,000-transition numpy replay memory sampled uniformly
 with replacement, warm-up steps taken with the policy and noise but no update, then one
-update per environment step. It imports nothing from ``ddpg``::
+update per environment step: the work ``benchmarks/contender_protocol.py`` defines for every
+contender. It imports nothing from ``ddpg``::
 
     python benchmarks/gluon_ddpg.py --config 1 --steps 3000
     python benchmarks/gluon_ddpg.py --config 4 --threads 1 --engine NaiveEngine --mkldnn on
@@ -29,39 +30,17 @@ Settings (each applies to the whole process, so they are read before mxnet loads
 so that the two differ by their code alone. Hybridization happens, and its first calls run,
 before the timed steps. Prints one JSON line with ``steps_per_s``.
 """
-import argparse
-import json
 import os
-import sys
-import time
 
-#: name -> (policy hidden sizes, Q hidden sizes, Q action merge layer, batch size); the same
-#: table as throughput.py's CONFIGS, which the tests check.
-CONFIGS = {
-    "1": ((32, 32), (32, 32, 32), 2, 32),
-    "2": ((400, 300), (400, 300), 1, 64),
-    "3": ((400, 300), (400, 300), 1, 256),
-    "4": ((256, 256), (256, 256), 0, 256),
-}
-ENV_ID = "Pendulum-v1"
-LEARNING_RATE = 1e-3
-TAU = 0.005
-DISCOUNT = 0.99
-OU_THETA, OU_SIGMA = 0.15, 0.1
-MEMORY_SIZE = 200000
+from contender_protocol import (CONFIGS, DISCOUNT, LEARNING_RATE, TAU, argument_parser, main,
+                                make_env, measure)
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", choices=sorted(CONFIGS), default="1")
-    parser.add_argument("--warmup", type=int, default=1000,
-                        help="steps collected before updates start (not timed)")
-    parser.add_argument("--steps", type=int, default=3000, help="timed environment steps")
-    parser.add_argument("--threads", type=int, default=2, help="MXNet's OpenMP threads")
+    parser = argument_parser(__doc__.split("\n\n")[0], threads_help="MXNet's OpenMP threads")
     parser.add_argument("--engine", default=None, help="MXNET_ENGINE_TYPE (default: MXNet's)")
     parser.add_argument("--mkldnn", choices=["on", "off"], default=None,
                         help="MXNet's oneDNN kernels (default: MXNet's, on)")
-    parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args(argv)
 
 
@@ -75,7 +54,6 @@ if __name__ == "__main__":
     if _args.mkldnn:
         os.environ["MXNET_MKLDNN_ENABLED"] = "1" if _args.mkldnn == "on" else "0"
 
-import numpy as np  # noqa: E402
 import mxnet as mx  # noqa: E402
 from mxnet import autograd, gluon  # noqa: E402
 
@@ -140,7 +118,7 @@ class Agent(object):
     """The four networks, the two trainers and the update."""
 
     def __init__(self, obs_dim, act_dim, config, ctx=None):
-        policy_sizes, q_sizes, merge, _ = CONFIGS[config]
+        _, policy_sizes, q_sizes, merge, _ = CONFIGS[config]
         self.ctx = ctx or mx.cpu()
         self.actor = Actor(obs_dim, act_dim, policy_sizes, prefix="actor_")
         self.critic = Critic(obs_dim, act_dim, q_sizes, merge, prefix="critic_")
@@ -172,10 +150,11 @@ class Agent(object):
         return self.actor_one(obs).asnumpy()[0]
 
     def update(self, obs, act, rwd, end, nxt):
-        """One DDPG update on a numpy batch; returns the critic and actor losses (NDArrays,
-        computed before each network's step)."""
+        """One DDPG update on a numpy batch (``rwd`` and ``end`` of shape (batch,)); returns
+        the critic and actor losses (NDArrays, computed before each network's step)."""
         obs, act, rwd, end, nxt = (mx.nd.array(x, ctx=self.ctx)
                                    for x in (obs, act, rwd, end, nxt))
+        rwd, end = rwd.reshape((-1, 1)), end.reshape((-1, 1))
         target = rwd + (1.0 - end) * DISCOUNT * self.critic_target(nxt, self.actor_target(nxt))
         with autograd.record():
             q_loss = ((self.critic(obs, act) - target) ** 2).mean()
@@ -189,79 +168,22 @@ class Agent(object):
         return q_loss, policy_loss
 
 
-class Memory(object):
-    """A numpy ring buffer of transitions, sampled uniformly with replacement."""
-
-    def __init__(self, obs_dim, act_dim, size):
-        self.obs = np.zeros((size, obs_dim), np.float32)
-        self.act = np.zeros((size, act_dim), np.float32)
-        self.rwd = np.zeros((size, 1), np.float32)
-        self.end = np.zeros((size, 1), np.float32)
-        self.nxt = np.zeros((size, obs_dim), np.float32)
-        self.size, self.top, self.capacity = 0, 0, size
-
-    def add(self, obs, act, rwd, end, nxt):
-        i = self.top
-        self.obs[i], self.act[i], self.rwd[i], self.end[i], self.nxt[i] = obs, act, rwd, end, nxt
-        self.top = (i + 1) % self.capacity
-        self.size = min(self.size + 1, self.capacity)
-
-    def batch(self, batch_size):
-        index = np.random.randint(0, self.size, size=batch_size)
-        return (self.obs[index], self.act[index], self.rwd[index], self.end[index],
-                self.nxt[index])
-
-
 def run(args):
-    import gymnasium
-
-    np.random.seed(args.seed)
     mx.random.seed(args.seed)
-    env = gymnasium.make(ENV_ID)
-    obs_dim = env.observation_space.shape[0]
-    act_dim = env.action_space.shape[0]
-    scale = (env.action_space.high - env.action_space.low) / 2.0
-    middle = (env.action_space.high + env.action_space.low) / 2.0
+    env, obs_dim, act_dim = make_env()
     agent = Agent(obs_dim, act_dim, args.config)
-    batch_size = CONFIGS[args.config][3]
-    memory = Memory(obs_dim, act_dim, MEMORY_SIZE)
-    noise = np.zeros(act_dim)
-    obs, _ = env.reset(seed=args.seed)
 
-    def env_step(obs, noise):
-        action = agent.act(obs.astype(np.float32))
-        noise = noise + OU_THETA * (0.0 - noise) + OU_SIGMA * np.random.randn(act_dim)
-        action = np.clip(action + noise, -1.0, 1.0)
-        nxt, rwd, terminated, truncated, _ = env.step(action * scale + middle)
-        memory.add(obs, action, rwd, float(terminated), nxt)
-        if terminated or truncated:
-            nxt, _ = env.reset()
-            noise = np.zeros(act_dim)
-        return nxt, noise
+    def wait(q_loss):
+        mx.nd.waitall()
+        return float(q_loss.asscalar())
 
-    for _ in range(args.warmup):
-        obs, noise = env_step(obs, noise)
-    # the hybridized graphs are built at their first calls: make them before timing
-    q_loss, _ = agent.update(*memory.batch(batch_size))
-    mx.nd.waitall()
-    start = time.perf_counter()
-    for _ in range(args.steps):
-        obs, noise = env_step(obs, noise)
-        q_loss, _ = agent.update(*memory.batch(batch_size))
-    mx.nd.waitall()
-    seconds = time.perf_counter() - start
-    return {"contender": "gluon", "config": args.config, "steps": args.steps,
-            "threads": args.threads, "steps_per_s": args.steps / seconds,
-            "final_q_loss": float(q_loss.asscalar()), "mxnet_version": mx.__version__,
-            "engine": os.environ.get("MXNET_ENGINE_TYPE", "MXNet's default"),
-            "mkldnn": os.environ.get("MXNET_MKLDNN_ENABLED", "MXNet's default")}
-
-
-def main(argv=None):
-    result = run(parse_args(argv))
-    print(json.dumps(result))
-    sys.stdout.flush()
+    result = measure(args, env, agent.act,
+                     lambda *batch: agent.update(*batch)[0], wait)
+    result.update({"contender": "gluon", "mxnet_version": mx.__version__,
+                   "engine": os.environ.get("MXNET_ENGINE_TYPE", "MXNet's default"),
+                   "mkldnn": os.environ.get("MXNET_MKLDNN_ENABLED", "MXNet's default")})
+    return result
 
 
 if __name__ == "__main__":
-    main()
+    main(parse_args, run)

@@ -46,6 +46,7 @@ if __name__ == "__main__":
         os.environ["MXNET_ENGINE_TYPE"] = _known.engine
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # contender_protocol
 
 import numpy as np  # noqa: E402
 
@@ -57,16 +58,11 @@ from ddpg.envs import GymEnv, normalize  # noqa: E402
 from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
 from ddpg.qfuncs import ContinuousMLPQ  # noqa: E402
 from ddpg.strategies import OUStrategy  # noqa: E402
+# the configurations (name -> description, policy and Q hidden sizes, Q action merge layer,
+# batch size) and the hyperparameters every contender shares
+from contender_protocol import (CONFIGS, DISCOUNT, ENV_ID, LEARNING_RATE,  # noqa: E402
+                                MEMORY_SIZE, OU_SIGMA, TAU)
 
-#: name -> (policy hidden sizes, Q hidden sizes, Q action merge layer, batch size)
-CONFIGS = {
-    "1": ("original sizes: 32-unit layers, batch 32", (32, 32), (32, 32, 32), 2, 32),
-    "2": ("paper sizes: 400-300, batch 64", (400, 300), (400, 300), 1, 64),
-    "3": ("SB3 defaults: 400-300, batch 256", (400, 300), (400, 300), 1, 256),
-    "4": ("CleanRL sizes: 256-256, action at the Q input, batch 256", (256, 256), (256, 256),
-          0, 256),
-}
-ENV_ID = "Pendulum-v1"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JAX_SCRIPT = os.path.join(REPO, "benchmarks", "jax_ddpg.py")
 GLUON_SCRIPT = os.path.join(REPO, "benchmarks", "gluon_ddpg.py")
@@ -79,10 +75,11 @@ def make_ours(config, warmup, ctx, mkldnn="auto", seed=0):
     env = normalize(GymEnv(ENV_ID))
     algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=policy_sizes),
                 qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_sizes, action_merge_layer=merge),
-                strategy=OUStrategy(env.spec, sigma=0.1), ctx=ctx, batch_size=batch,
-                n_epochs=1000, epoch_length=warmup, memory_size=200000,
-                memory_start_size=warmup, max_path_length=200, qfunc_lr=1e-3, policy_lr=1e-3,
-                soft_target_tau=0.005, eval_interval=None, seed=seed, progress_bar=False,
+                strategy=OUStrategy(env.spec, sigma=OU_SIGMA), ctx=ctx, batch_size=batch,
+                n_epochs=1000, epoch_length=warmup, memory_size=MEMORY_SIZE,
+                memory_start_size=warmup, max_path_length=200, qfunc_lr=LEARNING_RATE,
+                policy_lr=LEARNING_RATE, soft_target_tau=TAU, discount=DISCOUNT,
+                eval_interval=None, seed=seed, progress_bar=False,
                 mkldnn=mkldnn)
     return algo
 
@@ -278,9 +275,9 @@ def time_sb3(config, warmup, steps, threads, seed=0):
     import gymnasium
     _, policy_sizes, q_sizes, _, batch = CONFIGS[config]
     env = gymnasium.make(ENV_ID)
-    noise = OrnsteinUhlenbeckActionNoise(mean=np.zeros(1), sigma=0.1 * np.ones(1))
-    model = SB3DDPG("MlpPolicy", env, learning_rate=1e-3, buffer_size=200000,
-                    learning_starts=warmup, batch_size=batch, tau=0.005, gamma=0.99,
+    noise = OrnsteinUhlenbeckActionNoise(mean=np.zeros(1), sigma=OU_SIGMA * np.ones(1))
+    model = SB3DDPG("MlpPolicy", env, learning_rate=LEARNING_RATE, buffer_size=MEMORY_SIZE,
+                    learning_starts=warmup, batch_size=batch, tau=TAU, gamma=DISCOUNT,
                     train_freq=1, gradient_steps=1, action_noise=noise, seed=seed,
                     device="cpu", policy_kwargs=dict(net_arch=dict(pi=list(policy_sizes),
                                                                    qf=list(q_sizes))))
