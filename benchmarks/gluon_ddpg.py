@@ -125,7 +125,8 @@ class Agent(object):
         self.actor_target = Actor(obs_dim, act_dim, policy_sizes, prefix="actor_target_")
         self.critic_target = Critic(obs_dim, act_dim, q_sizes, merge, prefix="critic_target_")
         # acting (batch 1) has a block of its own on the actor's parameters: a static-shape
-        # block would re-plan its memory at every switch between batch 1 and the batch size
+        # block re-plans its memory when its input shape changes (acting through the training
+        # block cost about 0.3 ms more per step at configuration 4)
         self.actor_one = Actor(obs_dim, act_dim, policy_sizes, prefix="actor_",
                                params=self.actor.collect_params())
         for block in (self.actor, self.critic, self.actor_target, self.critic_target):
