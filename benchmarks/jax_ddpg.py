@@ -4,12 +4,13 @@
 Written in the style of the fastest DDPGs users pick (CleanRL's
 ``ddpg_continuous_action_jax.py``, SBX): the whole update (critic step, actor step through the
 updated critic, both soft target updates) is one ``jax.jit`` call, action selection is jitted,
-the replay memory is numpy. It does the same work as ``throughput.py``'s run of our DDPG:
-Pendulum-v1 with 200-step episodes, the same layer sizes with the action joining the critic at
-the same layer, the same batch size, Adam with learning rate 1e-3 for both networks, tau
-0.005, discount 0.99, Ornstein-Uhlenbeck noise of sigma 0.1 (theta 0.15) on actions in [-1, 1]
-scaled to the torque range, a 200,000-transition memory, warm-up steps taken with the
-policy and noise but no update, then one update per environment step.
+the replay memory is numpy. It does the same work as ``throughput.py``'s run of our DDPG, the
+work ``benchmarks/contender_protocol.py`` defines: Pendulum-v1 with 200-step episodes, the same
+layer sizes with the action joining the critic at the same layer, the same batch size, Adam
+with learning rate 1e-3 for both networks, tau 0.005, discount 0.99, Ornstein-Uhlenbeck noise
+of sigma 0.1 (theta 0.15) on actions in [-1, 1] scaled to the torque range, a
+200,000-transition memory, warm-up steps taken with the policy and noise but no update, then
+one update per environment step.
 
 JAX 0.10 needs numpy 2 and MXNet 1.9 needs numpy < 1.24, so this script runs in a virtual
 environment of its own and imports nothing from ``ddpg``::
@@ -21,36 +22,15 @@ environment of its own and imports nothing from ``ddpg``::
 multi-threaded Eigen kernels. The compilation (the first update and the first action) happens
 before the timed steps. Prints one JSON line with ``steps_per_s``.
 """
-import argparse
-import json
 import os
-import sys
-import time
 
-#: name -> (policy hidden sizes, Q hidden sizes, Q action merge layer, batch size); the same
-#: table as throughput.py's CONFIGS, which the tests check.
-CONFIGS = {
-    "1": ((32, 32), (32, 32, 32), 2, 32),
-    "2": ((400, 300), (400, 300), 1, 64),
-    "3": ((400, 300), (400, 300), 1, 256),
-}
-ENV_ID = "Pendulum-v1"
-LEARNING_RATE = 1e-3
-TAU = 0.005
-DISCOUNT = 0.99
-OU_THETA, OU_SIGMA = 0.15, 0.1
-MEMORY_SIZE = 200000
+from contender_protocol import (CONFIGS, DISCOUNT, LEARNING_RATE, TAU, argument_parser, main,
+                                make_env, measure)
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", choices=sorted(CONFIGS), default="1")
-    parser.add_argument("--warmup", type=int, default=1000,
-                        help="steps collected before updates start (not timed)")
-    parser.add_argument("--steps", type=int, default=3000, help="timed environment steps")
-    parser.add_argument("--threads", type=int, default=2, help="cores the process may use")
-    parser.add_argument("--seed", type=int, default=0)
-    return parser.parse_args(argv)
+    return argument_parser(__doc__.split("\n\n")[0],
+                           threads_help="cores the process may use").parse_args(argv)
 
 
 def limit_threads(threads):
@@ -67,7 +47,7 @@ def limit_threads(threads):
 
 def build(jax, jnp, optax, obs_dim, act_dim, config, key):
     """Parameters, optimiser states and the jitted act and update functions."""
-    policy_sizes, q_sizes, merge, _ = CONFIGS[config]
+    _, policy_sizes, q_sizes, merge, _ = CONFIGS[config]
 
     def init_mlp(key, in_sizes, out_sizes):
         layers = []
@@ -136,84 +116,35 @@ def build(jax, jnp, optax, obs_dim, act_dim, config, key):
     return state, jax.jit(policy_apply), jax.jit(update, donate_argnums=(0,))
 
 
-class Memory(object):
-    """A numpy ring buffer of transitions, sampled uniformly with replacement."""
-
-    def __init__(self, np, obs_dim, act_dim, size):
-        self.np = np
-        self.obs = np.zeros((size, obs_dim), np.float32)
-        self.act = np.zeros((size, act_dim), np.float32)
-        self.rwd = np.zeros(size, np.float32)
-        self.end = np.zeros(size, np.float32)
-        self.nxt = np.zeros((size, obs_dim), np.float32)
-        self.size, self.top, self.capacity = 0, 0, size
-
-    def add(self, obs, act, rwd, end, nxt):
-        i = self.top
-        self.obs[i], self.act[i], self.rwd[i], self.end[i], self.nxt[i] = obs, act, rwd, end, nxt
-        self.top = (i + 1) % self.capacity
-        self.size = min(self.size + 1, self.capacity)
-
-    def batch(self, batch_size):
-        index = self.np.random.randint(0, self.size, size=batch_size)
-        return (self.obs[index], self.act[index], self.rwd[index], self.end[index],
-                self.nxt[index])
-
-
 def run(args):
     limit_threads(args.threads)
-    import gymnasium
     import jax
     import jax.numpy as jnp
     import numpy as np
     import optax
 
-    np.random.seed(args.seed)
-    env = gymnasium.make(ENV_ID)
-    obs_dim = env.observation_space.shape[0]
-    act_dim = env.action_space.shape[0]
-    scale = (env.action_space.high - env.action_space.low) / 2.0
-    middle = (env.action_space.high + env.action_space.low) / 2.0
+    env, obs_dim, act_dim = make_env()
     state, act_fn, update_fn = build(jax, jnp, optax, obs_dim, act_dim, args.config,
                                      jax.random.PRNGKey(args.seed))
-    batch_size = CONFIGS[args.config][3]
-    memory = Memory(np, obs_dim, act_dim, MEMORY_SIZE)
-    noise = np.zeros(act_dim)
-    obs, _ = env.reset(seed=args.seed)
+    state = [state]  # the update donates its state: each call's result replaces it
 
-    def env_step(obs, noise):
-        action = np.asarray(act_fn(state[1], obs[None].astype(np.float32)))[0]
-        noise = noise + OU_THETA * (0.0 - noise) + OU_SIGMA * np.random.randn(act_dim)
-        action = np.clip(action + noise, -1.0, 1.0)
-        nxt, rwd, terminated, truncated, _ = env.step(action * scale + middle)
-        memory.add(obs, action, rwd, float(terminated), nxt)
-        if terminated or truncated:
-            nxt, _ = env.reset()
-            noise = np.zeros(act_dim)
-        return nxt, noise
+    def act(obs):
+        return np.asarray(act_fn(state[0][1], obs[None]))[0]
 
-    for _ in range(args.warmup):
-        obs, noise = env_step(obs, noise)
-    # compile the update (and warm its caches) before timing
-    state, q_loss, _ = update_fn(state, *memory.batch(batch_size))
-    jax.block_until_ready(q_loss)
-    start = time.perf_counter()
-    for _ in range(args.steps):
-        obs, noise = env_step(obs, noise)
-        state, q_loss, _ = update_fn(state, *memory.batch(batch_size))
-    jax.block_until_ready(state)
-    seconds = time.perf_counter() - start
-    return {"contender": "jax", "config": args.config, "steps": args.steps,
-            "threads": args.threads, "steps_per_s": args.steps / seconds,
-            "final_q_loss": float(q_loss), "jax_version": jax.__version__,
-            "optax_version": optax.__version__, "numpy_version": np.__version__}
+    def update(*batch):
+        state[0], q_loss, _ = update_fn(state[0], *batch)
+        return q_loss
 
+    def wait(q_loss):
+        jax.block_until_ready(state[0])
+        return float(q_loss)
 
-def main(argv=None):
-    result = run(parse_args(argv))
-    print(json.dumps(result))
-    sys.stdout.flush()
+    result = measure(args, env, act, update, wait)
+    result.update({"contender": "jax", "jax_version": jax.__version__,
+                   "optax_version": optax.__version__,
+                   "numpy_version": np.__version__})
+    return result
 
 
 if __name__ == "__main__":
-    main()
+    main(parse_args, run)

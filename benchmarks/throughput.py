@@ -1,14 +1,15 @@
 #!/usr/bin/env python
-"""Environment steps per second of our DDPG, Stable-Baselines3's and a compiled JAX DDPG.
+"""Environment steps per second of our DDPG, Stable-Baselines3's, a compiled JAX DDPG and a
+minimal MXNet Gluon DDPG.
 
-All three train on gymnasium's Pendulum-v1 with the same network sizes, batch size, warm-up
+All four train on gymnasium's Pendulum-v1 with the same network sizes, batch size, warm-up
 (steps collected before the first update), one update per environment step afterwards, the
 same number of timed steps and the same thread count, one after the other in one invocation.
-Prints steps/s for each, the ratios ours/SB3 and ours/JAX, a breakdown of our time per step,
-and for the large configurations the achieved GFLOP/s of our update against this machine's
-measured float32 matmul rate.
+Prints steps/s for each, the ratios ours/SB3, ours/JAX and ours/Gluon, a breakdown of our
+time per step, and for the large configurations the achieved GFLOP/s of our update against
+this machine's measured float32 matmul rate.
 
-    python benchmarks/throughput.py                 # the three configurations (see CONFIGS)
+    python benchmarks/throughput.py                 # the four configurations (see CONFIGS)
     python benchmarks/throughput.py --configs 1 --steps 5000 --threads 1
     python benchmarks/throughput.py --ctx gpu --skip-sb3 --skip-jax
 
@@ -20,6 +21,10 @@ virtual environment, since JAX needs numpy 2 and MXNet numpy < 1.24::
 
 ``--jax-python`` names that environment's interpreter (default ``.venv-jax/bin/python`` in
 the repository); ``--skip-jax`` leaves the contender out.
+
+The Gluon contender (``benchmarks/gluon_ddpg.py``) runs as a subprocess of this interpreter
+with the MXNet engine, oneDNN choice and OpenMP threads our DDPG ran with, so that the two
+differ by their code alone; ``--skip-gluon`` leaves it out.
 """
 import argparse
 import contextlib
@@ -41,6 +46,7 @@ if __name__ == "__main__":
         os.environ["MXNET_ENGINE_TYPE"] = _known.engine
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # contender_protocol
 
 import numpy as np  # noqa: E402
 
@@ -52,16 +58,14 @@ from ddpg.envs import GymEnv, normalize  # noqa: E402
 from ddpg.policies import DeterministicMLPPolicy  # noqa: E402
 from ddpg.qfuncs import ContinuousMLPQ  # noqa: E402
 from ddpg.strategies import OUStrategy  # noqa: E402
+# the configurations (name -> description, policy and Q hidden sizes, Q action merge layer,
+# batch size) and the hyperparameters every contender shares
+from contender_protocol import (CONFIGS, DISCOUNT, ENV_ID, LEARNING_RATE,  # noqa: E402
+                                MEMORY_SIZE, OU_SIGMA, TAU)
 
-#: name -> (policy hidden sizes, Q hidden sizes, Q action merge layer, batch size)
-CONFIGS = {
-    "1": ("original sizes: 32-unit layers, batch 32", (32, 32), (32, 32, 32), 2, 32),
-    "2": ("paper sizes: 400-300, batch 64", (400, 300), (400, 300), 1, 64),
-    "3": ("SB3 defaults: 400-300, batch 256", (400, 300), (400, 300), 1, 256),
-}
-ENV_ID = "Pendulum-v1"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JAX_SCRIPT = os.path.join(REPO, "benchmarks", "jax_ddpg.py")
+GLUON_SCRIPT = os.path.join(REPO, "benchmarks", "gluon_ddpg.py")
 DEFAULT_JAX_PYTHON = os.path.join(REPO, ".venv-jax", "bin", "python")
 SOFT_UPDATE = ddpg_module.soft_update  # the timers wrap it; restored after each timed epoch
 
@@ -71,10 +75,11 @@ def make_ours(config, warmup, ctx, mkldnn="auto", seed=0):
     env = normalize(GymEnv(ENV_ID))
     algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=policy_sizes),
                 qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_sizes, action_merge_layer=merge),
-                strategy=OUStrategy(env.spec, sigma=0.1), ctx=ctx, batch_size=batch,
-                n_epochs=1000, epoch_length=warmup, memory_size=200000,
-                memory_start_size=warmup, max_path_length=200, qfunc_lr=1e-3, policy_lr=1e-3,
-                soft_target_tau=0.005, eval_interval=None, seed=seed, progress_bar=False,
+                strategy=OUStrategy(env.spec, sigma=OU_SIGMA), ctx=ctx, batch_size=batch,
+                n_epochs=1000, epoch_length=warmup, memory_size=MEMORY_SIZE,
+                memory_start_size=warmup, max_path_length=200, qfunc_lr=LEARNING_RATE,
+                policy_lr=LEARNING_RATE, soft_target_tau=TAU, discount=DISCOUNT,
+                eval_interval=None, seed=seed, progress_bar=False,
                 mkldnn=mkldnn)
     return algo
 
@@ -270,9 +275,9 @@ def time_sb3(config, warmup, steps, threads, seed=0):
     import gymnasium
     _, policy_sizes, q_sizes, _, batch = CONFIGS[config]
     env = gymnasium.make(ENV_ID)
-    noise = OrnsteinUhlenbeckActionNoise(mean=np.zeros(1), sigma=0.1 * np.ones(1))
-    model = SB3DDPG("MlpPolicy", env, learning_rate=1e-3, buffer_size=200000,
-                    learning_starts=warmup, batch_size=batch, tau=0.005, gamma=0.99,
+    noise = OrnsteinUhlenbeckActionNoise(mean=np.zeros(1), sigma=OU_SIGMA * np.ones(1))
+    model = SB3DDPG("MlpPolicy", env, learning_rate=LEARNING_RATE, buffer_size=MEMORY_SIZE,
+                    learning_starts=warmup, batch_size=batch, tau=TAU, gamma=DISCOUNT,
                     train_freq=1, gradient_steps=1, action_noise=noise, seed=seed,
                     device="cpu", policy_kwargs=dict(net_arch=dict(pi=list(policy_sizes),
                                                                    qf=list(q_sizes))))
@@ -282,21 +287,37 @@ def time_sb3(config, warmup, steps, threads, seed=0):
     return steps / (time.perf_counter() - start)
 
 
-def time_jax(jax_python, config, warmup, steps, threads):
-    """Steps/s of benchmarks/jax_ddpg.py on the same work, run by the JAX environment's
-    interpreter (its last output line is a JSON object)."""
+def time_script(name, python, script, config, warmup, steps, threads, extra=()):
+    """Steps/s of a contender script on the same work, run by ``python`` (the script's last
+    output line is a JSON object)."""
     result = subprocess.run(
-        [jax_python, JAX_SCRIPT, "--config", config, "--warmup", str(warmup), "--steps",
-         str(steps), "--threads", str(threads)], capture_output=True, text=True)
+        [python, script, "--config", config, "--warmup", str(warmup), "--steps",
+         str(steps), "--threads", str(threads)] + list(extra), capture_output=True, text=True)
     if result.returncode != 0:
-        raise RuntimeError("the JAX contender failed (%s %s):\n%s"
-                           % (jax_python, JAX_SCRIPT, result.stderr[-3000:]))
+        raise RuntimeError("the %s contender failed (%s %s):\n%s"
+                           % (name, python, script, result.stderr[-3000:]))
     return json.loads(result.stdout.strip().splitlines()[-1])["steps_per_s"]
+
+
+def time_jax(jax_python, config, warmup, steps, threads):
+    """benchmarks/jax_ddpg.py, run by the JAX environment's interpreter."""
+    return time_script("JAX", jax_python, JAX_SCRIPT, config, warmup, steps, threads)
+
+
+def time_gluon(config, warmup, steps, algo):
+    """benchmarks/gluon_ddpg.py on the CPU with the MXNet settings ``algo`` (ours) ran with:
+    its engine, oneDNN choice and OpenMP threads."""
+    threads = algo.omp_threads or int(os.environ["OMP_NUM_THREADS"])
+    extra = ["--mkldnn", "on" if algo.mkldnn else "off"]
+    if os.environ.get("MXNET_ENGINE_TYPE"):
+        extra += ["--engine", os.environ["MXNET_ENGINE_TYPE"]]
+    return time_script("Gluon", sys.executable, GLUON_SCRIPT, config, warmup, steps, threads,
+                       extra)
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--configs", nargs="+", default=["1", "2", "3"], choices=list(CONFIGS))
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--steps", type=int, default=3000, help="timed environment steps")
     parser.add_argument("--warmup", type=int, default=1000,
                         help="steps collected before updates start (not timed)")
@@ -312,6 +333,9 @@ def parse_args(argv=None):
     parser.add_argument("--jax-python", default=DEFAULT_JAX_PYTHON,
                         help="the Python of the JAX virtual environment (requirements-jax.txt)")
     parser.add_argument("--skip-jax", action="store_true")
+    parser.add_argument("--skip-gluon", action="store_true",
+                        help="leave out the Gluon contender (benchmarks/gluon_ddpg.py; "
+                             "CPU only)")
     parser.add_argument("--no-breakdown", action="store_true")
     parser.add_argument("--per-call", action="store_true",
                         help="also time each MXNet call of a step, with its count per step")
@@ -343,6 +367,9 @@ def run_worker(args):
     if not args.skip_jax:
         jax = time_jax(args.jax_python, config, args.warmup, args.steps, args.threads)
         line += ", JAX %.1f steps/s, ratio ours/JAX %.2fx" % (jax, ours / jax)
+    if not args.skip_gluon and ctx.device_type == "cpu":
+        gluon = time_gluon(config, args.warmup, args.steps, algo)
+        line += ", Gluon %.1f steps/s, ratio ours/Gluon %.2fx" % (gluon, ours / gluon)
     print(line)
     sys.stdout.flush()
     parts = None

@@ -12,7 +12,8 @@ import pytest
 from ddpg.experiment.results import aggregate, find_progress_files, group_of, read_curve
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BENCH = os.path.join(REPO, "benchmarks", "learning.py")
+BENCHMARKS = os.path.join(REPO, "benchmarks")
+BENCH = os.path.join(BENCHMARKS, "learning.py")
 SMALL = ["--epoch-length", "200", "--memory-start-size", "100", "--eval-samples", "200",
          "--batch-size", "32", "--qfunc-hidden-sizes", "16", "16", "--policy-hidden-sizes",
          "16", "16", "--ctx", "cpu"]
@@ -258,6 +259,8 @@ def test_throughput_benchmark_runs_and_reports(tmp_path):
         assert re.search(re.escape(call) + r".*\s1\.00\s", out), call
     assert re.search(r"soft update \(one network\)\s+2\.00\s", out)
     assert "config 1 (original sizes: 32-unit layers, batch 32): ours" in out
+    # the Gluon contender, with our MXNet settings
+    assert re.search(r"Gluon [\d.]+ steps/s, ratio ours/Gluon [\d.]+x", out)
     # the auto choices per size (with --threads 1 both sizes get one OpenMP thread)
     assert "(oneDNN off, 1 OpenMP thread)" in out and "(oneDNN on, 1 OpenMP thread)" in out
     for part in ("update: networks and optimisers", "env step", "action selection",
@@ -268,19 +271,13 @@ def test_throughput_benchmark_runs_and_reports(tmp_path):
 
 def load_benchmark(name):
     import importlib.util
+    if BENCHMARKS not in sys.path:  # the scripts import benchmarks/contender_protocol.py
+        sys.path.insert(0, BENCHMARKS)
     spec = importlib.util.spec_from_file_location(
         name, os.path.join(REPO, "benchmarks", name + ".py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def test_jax_contender_does_the_configurations_work():
-    """benchmarks/jax_ddpg.py (which cannot import ddpg: another numpy) keeps its own copy
-    of the configuration table; it must be throughput.py's."""
-    throughput, jax_ddpg = load_benchmark("throughput"), load_benchmark("jax_ddpg")
-    assert {name: config[1:] for name, config in throughput.CONFIGS.items()} == \
-        jax_ddpg.CONFIGS
 
 
 def test_throughput_runs_the_jax_contender_and_reports_the_ratio(tmp_path):
@@ -299,7 +296,8 @@ def test_throughput_runs_the_jax_contender_and_reports_the_ratio(tmp_path):
     result = subprocess.run(
         [sys.executable, os.path.join(REPO, "benchmarks", "throughput.py"), "--configs", "1",
          "--steps", "60", "--warmup", "300", "--threads", "1", "--skip-sb3", "--no-breakdown",
-         "--jax-python", str(stand_in)], capture_output=True, text=True, timeout=300)
+         "--skip-gluon", "--jax-python", str(stand_in)], capture_output=True, text=True,
+        timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     line = [l for l in result.stdout.splitlines() if l.startswith("config 1")][0]
     ours = float(line.split("ours ")[1].split(" steps/s")[0])
@@ -390,3 +388,33 @@ def test_flags_that_only_say_how_to_run_never_split_plot_groups():
     from ddpg.experiment import RESUME_FLAGS
     from ddpg.experiment.results import NOT_SETTINGS
     assert set(RESUME_FLAGS) <= NOT_SETTINGS
+
+
+@pytest.mark.parametrize("config", ["1", "4"])  # the action joins at layer 2, at the input
+def test_gluon_contender_computes_our_update(config):
+    """From identical parameters and batch, one update of the Gluon contender gives our Q
+    loss, and (after the critic's Adam step) our policy loss through the updated critic."""
+    throughput, gluon_ddpg = load_benchmark("throughput"), load_benchmark("gluon_ddpg")
+    import mxnet as mx
+    batch_size = throughput.CONFIGS[config][4]
+    algo = throughput.make_ours(config, warmup=batch_size, ctx=mx.cpu(), seed=3)
+    agent = gluon_ddpg.Agent(obs_dim=3, act_dim=1, config=config)
+    for ours, block in ((algo.qfunc, agent.critic), (algo.policy, agent.actor)):
+        ours_params = list(ours.params.views.values())
+        assert len(ours_params) == len(gluon_ddpg.parameters(block))
+        for array, parameter in zip(ours_params, gluon_ddpg.parameters(block)):
+            parameter.set_data(array)
+    gluon_ddpg.copy_parameters(agent.critic, agent.critic_target)
+    gluon_ddpg.copy_parameters(agent.actor, agent.actor_target)
+    rng = np.random.RandomState(5)
+    batch = (rng.uniform(-1, 1, (batch_size, 3)).astype(np.float32),
+             rng.uniform(-1, 1, (batch_size, 1)).astype(np.float32),
+             rng.uniform(-10, 0, batch_size).astype(np.float32),
+             (rng.uniform(size=batch_size) < 0.2).astype(np.float32),
+             rng.uniform(-1, 1, (batch_size, 3)).astype(np.float32))
+    algo.do_update(0, batch)
+    q_loss, policy_loss = agent.update(*batch)
+    np.testing.assert_allclose(q_loss.asscalar(), algo.qfunc.exe.outputs[0].asnumpy()[0],
+                               rtol=1e-5)
+    np.testing.assert_allclose(policy_loss.asscalar(),
+                               algo.policy_executor.outputs[0].asnumpy()[0], rtol=1e-5)

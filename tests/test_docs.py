@@ -36,6 +36,7 @@ SCRIPTS = {
     "benchmarks/tune_scaling.py": ["benchmarks/tune_scaling.py"],
     "benchmarks/sb3_pendulum.py": ["benchmarks/sb3_pendulum.py"],
     "benchmarks/jax_ddpg.py": ["benchmarks/jax_ddpg.py"],
+    "benchmarks/gluon_ddpg.py": ["benchmarks/gluon_ddpg.py"],
     "benchmarks/faults.py": ["benchmarks/faults.py"],
     "tools/mutation.py": ["tools/mutation.py"],
     "ddpg.experiment.plot": ["-m", "ddpg.plot"],
@@ -55,7 +56,7 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 SCRIPT = re.compile(r"python3?\s+(?:-m\s+ddpg\.(?:plot|export)"
                     r"|(?:examples|benchmarks|docs|tools)/\w+\.py)"
                     r"|(?<![\w/])(?:examples/|benchmarks/|tools/)?(?:run_ddpg|evaluate|sweep|"
-                    r"learning|throughput|jax_ddpg|faults|mutation|soak|tune_scaling|"
+                    r"learning|throughput|jax_ddpg|gluon_ddpg|faults|mutation|soak|tune_scaling|"
                     r"sb3_pendulum)\.py"
                     r"|(?<![\w/-])(?:%s)(?![\w-])" % "|".join(name for name, _, _ in COMMANDS))
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
