@@ -16,6 +16,9 @@ def run_python(code, tmp_path, **variables):
     its stdout. The tests folder is on its path, for the NumPy reference."""
     env = dict(os.environ)
     env.pop(SUBGRAPH_VARIABLE, None)
+    # an earlier test's DDPG marks its oneDNN choice for child processes; a variable set
+    # here is the user's own, as in a fresh shell
+    env.pop("DDPG_MKLDNN_AUTO_VALUE", None)
     for name, value in variables.items():
         if value is None:
             env.pop(name, None)
