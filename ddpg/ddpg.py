@@ -108,9 +108,9 @@ class DDPG(object):
         self.ctx = resolve_ctx(ctx)
         check_gpu_supported(self.ctx)  # before anything runs on it
         # before MXNet's first operator, which fixes the choice for the process
-        self.mkldnn = choose_mkldnn(mkldnn, hidden_layer_sizes(policy, qfunc), self.ctx)
-        self.omp_threads = choose_omp_threads(omp_threads, hidden_layer_sizes(policy, qfunc),
-                                              self.ctx)
+        layer_sizes = hidden_layer_sizes(policy, qfunc)
+        self.mkldnn = choose_mkldnn(mkldnn, layer_sizes, self.ctx)
+        self.omp_threads = choose_omp_threads(omp_threads, layer_sizes, self.ctx)
         seeding.seed_global_generators(seed)
         self.env = env
         self.start_steps = start_steps

@@ -34,8 +34,8 @@ from ddpg.checkpoint.format import MANIFEST
 from ddpg.experiment.script import UsageError
 
 __all__ = ["RUN_FILES", "LOCK_FILE", "INTERRUPTED", "default_run_folder", "holds_run",
-           "checkpoints_in", "newest_checkpoint", "checkpoint_clock", "checkpoint_epoch", "RunFolderLock",
-           "claim_run_folder", "RunFolder"]
+           "checkpoints_in", "newest_checkpoint", "checkpoint_clock", "checkpoint_epoch",
+           "RunFolderLock", "claim_run_folder", "RunFolder"]
 
 #: Files whose presence makes a folder a run's folder (besides a checkpoint folder in it).
 RUN_FILES = ("progress.csv", "params.json", "debug.log")
@@ -210,32 +210,32 @@ class RunFolder:
         return self
 
     def __exit__(self, *exc_info):
-        if self.lock is not None:
-            self.lock.release()
+        self.lock.release()
 
     def after_epoch(self, algo, epoch):  # pylint: disable=unused-argument
         """Delete ``interrupted/`` once a newer checkpoint of this run is in the folder."""
         if not self._retire:
             return
         interrupted = os.path.join(self.path, INTERRUPTED)
+        if not os.path.isdir(interrupted):
+            self._retire = False
+            return
         clock = checkpoint_clock(interrupted)
         newer = [path for path, other in checkpoints_in(self.path).items()
                  if clock is None or other > clock]
-        if not os.path.isdir(interrupted):
-            self._retire = False
-        elif newer:
+        if newer:
             shutil.rmtree(interrupted)
             logger.log("Removed %s: %s holds this run further on"
                        % (interrupted, newer[0]))
             self._retire = False
 
 
-def _refuse_existing_run(folder, flag="--log-dir"):
+def _refuse_existing_run(folder):
     newest = newest_checkpoint(folder)
     continue_it = ("continue it with --resume %s, " % newest) if newest else ""
-    raise UsageError("%s %s already holds a run: %schoose another --log-dir, or pass "
+    raise UsageError("--log-dir %s already holds a run: %schoose another --log-dir, or pass "
                      "--overwrite to move it aside to %s.replaced-TIMESTAMP"
-                     % (flag, folder, continue_it, folder.rstrip(os.sep)))
+                     % (folder, continue_it, folder.rstrip(os.sep)))
 
 
 def _refuse_going_back(checkpoint, folder):
@@ -283,23 +283,19 @@ def _check_writable(folder):
 def claim_run_folder(args, resumed_from=None):
     """Check and lock the run folder ``args.log_dir`` for this run; a :class:`RunFolder`.
 
-    ``resumed_from`` is the checkpoint a resumed run was restored from. Refusals are
-    :class:`UsageError` naming the flag that fixes them, raised before anything is
-    written; with ``args.overwrite`` an existing run is renamed aside (and said so).
+    ``resumed_from`` is the checkpoint a resumed run was restored from. The checks run under
+    the lock, so no other process can write the folder in between; a refusal is a
+    :class:`UsageError` naming the flag that fixes it, and removes the lock (and the folder,
+    if this call created it): nothing is left behind. With ``args.overwrite`` an existing run
+    is renamed aside (and said so).
     """
     folder = args.log_dir
     own_folder = bool(resumed_from) and _same_folder(
         os.path.dirname(os.path.abspath(os.path.normpath(resumed_from))), folder)
-    lock = RunFolderLock(folder)
-    lock.check_free()  # a folder in use: that is the reason to give, whatever it holds
-    if own_folder:
-        _refuse_going_back(resumed_from, folder)
-    elif holds_run(folder) and not args.overwrite:
-        _refuse_existing_run(folder)
     created = _check_writable(folder)
+    lock = RunFolderLock(folder)
     try:
-        lock.acquire()
-        # checked again under the lock: another process may have written in between
+        lock.acquire()  # a folder in use: that is the reason to give, whatever it holds
         if own_folder:
             _refuse_going_back(resumed_from, folder)
         elif holds_run(folder):

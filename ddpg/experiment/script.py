@@ -15,7 +15,8 @@ import sys
 
 from ddpg.errors import CheckpointError, DivergenceError, EnvError, NonFiniteError
 
-__all__ = ["HelpFormatter", "UsageError", "RunInterrupted", "RunWriteError", "DEBUG_VARIABLE", "add_debug_flag", "add_trust_pickle_flag",
+__all__ = ["HelpFormatter", "UsageError", "RunInterrupted", "RunWriteError", "DEBUG_VARIABLE",
+           "add_debug_flag", "add_trust_pickle_flag",
            "debug_requested", "run_script"]
 
 #: Set to 1 to see tracebacks instead of one-line messages.

@@ -21,7 +21,6 @@ format opens only with ``--trust-pickle`` (see docs/checkpoints.md).
 import os
 
 from ddpg import logger
-from ddpg.errors import CheckpointError
 from ddpg.experiment.build import prepare_run
 from ddpg.experiment.resume import continue_progress
 from ddpg.experiment.run_folder import (INTERRUPTED, checkpoint_epoch, claim_run_folder,
@@ -71,8 +70,8 @@ def _train(args, algo, max_path_length, folder):
         algo.train(epoch_callback=None if folder is None else folder.after_epoch)
     except KeyboardInterrupt:
         raise _interruption(args, algo) from None
-    except (OSError, CheckpointError) as error:
-        if folder is None or not _is_write_error(error):
+    except OSError as error:
+        if folder is None:
             raise
         raise RunWriteError(_write_error_message(args, error)) from error
     finally:
@@ -89,19 +88,14 @@ def _interruption(args, algo):
     return RunInterrupted(algo.epoch, os.path.join(args.log_dir, INTERRUPTED))
 
 
-def _is_write_error(error):
-    return isinstance(error, OSError) or isinstance(error.__cause__, OSError)
-
-
 def _write_error_message(args, error):
-    cause = error if isinstance(error, OSError) else error.__cause__
     newest = newest_checkpoint(args.log_dir)
     if newest:
         kept = ("the last complete checkpoint, %s (%d epochs trained), is unchanged: resume "
                 "from it once there is room" % (newest, checkpoint_epoch(newest)))
     else:
         kept = "no checkpoint of this run was completed"
-    return "a file of the run in %s could not be written (%s); %s" % (args.log_dir, cause,
+    return "a file of the run in %s could not be written (%s); %s" % (args.log_dir, error,
                                                                        kept)
 
 
