@@ -269,6 +269,15 @@ def test_resume_of_a_run_folder_points_at_its_checkpoint(finished_run):
                                 "runs/a/params"]
 
 
+def test_a_resume_refuses_no_log_dir_beside_log_dir(finished_run):
+    code, _, err = run(["--resume", "runs/a/params", "--n-epochs", "3", "--no-log-dir",
+                        "--log-dir", "elsewhere"], finished_run)
+    assert code == 2
+    assert error_lines(err) == ["run_ddpg.py: error: --no-log-dir writes no files, --log-dir "
+                                "names where to write them: give one of the two"]
+    assert not os.path.exists(str(finished_run / "elsewhere"))
+
+
 def test_a_flag_resume_forbids_is_one_line(finished_run):
     code, _, err = run(["--resume", "runs/a/params", "--n-epochs", "3", "--batch-size", "8"],
                        finished_run)

@@ -78,11 +78,11 @@ def prepare_run(argv):
     :class:`UsageError` naming the flag, before any folder is created.
     """
     args = parse_args_with_preset(build_parser(), argv)
-    if args.resume:
-        args = resumed_args(args, argv)
-    elif args.no_log_dir and args.log_dir:
+    if args.no_log_dir and args.log_dir:  # a resume would otherwise drop --log-dir silently
         raise UsageError("--no-log-dir writes no files, --log-dir names where to write "
                          "them: give one of the two")
+    if args.resume:
+        args = resumed_args(args, argv)
     elif not args.no_log_dir and not args.log_dir:
         # a run of hours that saves nothing is a trap: the example's behaviour is a flag
         args.log_dir = default_run_folder(args.env, args.algo)
