@@ -85,6 +85,9 @@ class DDPG(object):
         ``policy_delay``-th update only (update index ``itr`` with ``(itr + 1) % policy_delay
         == 0``); the Q update runs every time. 1, the original's behaviour, updates all three
         every time; 2 is CleanRL's DDPG (``policy_frequency``) and TD3's delay.
+    n_envs, vec_env: step ``env`` and ``n_envs - 1`` clones together (``"sync"``: in this
+        process; ``"async"``: each in a worker process, ended by ``close()``); step counts
+        still count transitions (:mod:`ddpg.training_envs`).
     """
 
     #: Attributes a checkpoint's manifest records besides ``ddpg.checkpoint.HYPERPARAMETERS``
@@ -102,7 +105,8 @@ class DDPG(object):
                  mkldnn="auto", start_steps=0, scale_reward=1.0, qfunc_weight_decay=0.0,
                  policy_weight_decay=0.0, qfunc_grad_clip=None, policy_grad_clip=None,
                  train_freq=1, gradient_steps=None, omp_threads="auto",
-                 loss_log_interval=100, policy_delay=1, logger=None):
+                 loss_log_interval=100, policy_delay=1, n_envs=1, vec_env="sync",
+                 logger=None):
         faults.check_env(env)
         self.logger = get_default_logger() if logger is None else logger
         self.ctx = resolve_ctx(ctx)
@@ -148,16 +152,16 @@ class DDPG(object):
         self.gradient_steps = gradient_steps
         self.loss_log_interval = loss_log_interval
         self.policy_delay = policy_delay
+        self.n_envs = n_envs
+        self.vec_env = vec_env
         self._check_hyperparameters()
         self._train_freq, self._gradient_steps = options.update_schedule(
             n_updates_per_sample, train_freq, gradient_steps)
-
-        # The original never seeded its environment; the evaluation copy gets its own seed
-        # so that its episodes differ from the training ones.
+        # The original never seeded its environment; environment i has seed + i, and the
+        # evaluation copy a seed of its own so that its episodes differ from the training ones
         self.eval_env = evaluation.make_eval_env(env, eval_env)
         seed_env(self.env, seed)
-        seed_env(self.eval_env, seed + 1)
-
+        seed_env(self.eval_env, seed + n_envs)
         self.flush_denormals = flush_denormals
         with flushing_denormals(self.flush_denormals):
             self.init_net()
@@ -167,11 +171,15 @@ class DDPG(object):
         self.checkpoint_metadata = {}
 
     def _check_hyperparameters(self):
-        # the ranges are the table's (ddpg.hyperparams); n_updates_per_sample, with train_freq
-        # and gradient_steps, is checked by options.update_schedule
+        # the table's ranges (ddpg.hyperparams); n_updates_per_sample: options.update_schedule
         hyperparams.check({name: getattr(self, name)
                            for name in hyperparams.checked_names("ddpg")})
         self.policy_delay = int(self.policy_delay)
+        self.n_envs = int(self.n_envs)
+
+    def close(self):
+        """End the environments' worker processes (``vec_env="async"``; else nothing)."""
+        self.loop.close()
 
     def init_net(self):
         """Bind the Q and policy executors, their targets and the policy executor.
@@ -248,18 +256,9 @@ class DDPG(object):
         return qval_sym(act=act_sym)
 
     def train(self, epoch_callback=None):
-        """Run epochs ``self.epoch`` .. ``n_epochs - 1`` of ``epoch_length`` steps each.
-
-        The loop's state (replay memory, counters, the current episode) lives on the object,
-        not in local variables, so a restored algorithm continues where it stopped.
-
-        After each epoch ``logger.save_itr_params(epoch, self.save)`` writes a checkpoint when
-        a snapshot folder is set (following the snapshot mode), then
-        ``epoch_callback(self, epoch)`` is called when given (the epoch's statistics are in
-        ``logger.last_tabular()``; ``self.epoch`` already counts it, so a checkpoint saved
-        there resumes with the next epoch). On Ctrl-C a checkpoint is saved to
-        ``<snapshot folder>/interrupted`` before the KeyboardInterrupt propagates.
-        """
+        """Run epochs ``self.epoch`` .. ``n_epochs - 1`` of ``epoch_length`` steps each, with
+        checkpoints and ``epoch_callback(self, epoch)`` after each (see
+        :meth:`ddpg.training.TrainingLoop.train`)."""
         self.loop.train(epoch_callback)
 
     def save(self, path):

@@ -32,27 +32,36 @@ def check_env(env):
 
 
 def position(algo, step=None):
-    """Where the training run is, in words: step, episode, epoch, total environment steps."""
-    step = algo.path_length + 1 if step is None else step
-    return ("step %d of episode %d (epoch %d, environment step %d of the run)"
-            % (step, algo.episode, algo.epoch, algo.total_env_steps + 1))
+    """Where the training run is, in words: step, episode, epoch, total environment steps,
+    and with several environments which one (``algo.loop.current_env``)."""
+    loop = getattr(algo, "loop", None)
+    index = getattr(loop, "current_env", 0)
+    if step is None:
+        episode = loop.episode_of(index) if loop is not None else algo
+        step = episode.path_length + 1
+    if getattr(algo, "n_envs", 1) == 1:
+        return ("step %d of episode %d (epoch %d, environment step %d of the run)"
+                % (step, algo.episode, algo.epoch, algo.total_env_steps + 1))
+    # the environments' transitions of one step are counted in environment order
+    return ("step %d of episode %d (epoch %d, environment step %d of the run) in environment "
+            "%d" % (step, algo.episode, algo.epoch, loop.vector_step_start + index + 1, index))
 
 
-def call_env(algo, method, *args):
-    """``getattr(algo.env, method)(*args)``; an exception gets the run's position as context.
-
-    The environment's exception is wrapped in :class:`EnvError` and chained (``raise ...
-    from``), so its own traceback is kept. ``KeyboardInterrupt`` and ``SystemExit`` pass
-    through unchanged.
-    """
-    try:
-        return getattr(algo.env, method)(*args)
-    except Exception as error:  # pylint: disable=broad-except
+def env_error(algo, method, error_type, message, worker_traceback=None):
+    """The :class:`EnvError` for an exception ``error_type: message`` that the training
+    environment raised in ``method()``, with the run's position as context (and the worker
+    process's traceback when it ran in one)."""
+    if method == "reset":
         where = ("starting episode %d (epoch %d, after %d environment steps of the run)"
-                 % (algo.episode, algo.epoch, algo.total_env_steps) if method == "reset"
-                 else "at " + position(algo))
-        raise EnvError("the environment raised %s in %s() %s: %s"
-                       % (type(error).__name__, method, where, error)) from error
+                 % (algo.episode, algo.epoch, algo.total_env_steps))
+        if getattr(algo, "n_envs", 1) > 1:
+            where += " in environment %d" % algo.loop.current_env
+    else:
+        where = "at " + position(algo)
+    text = "the environment raised %s in %s() %s: %s" % (error_type, method, where, message)
+    if worker_traceback:
+        text += "\n(in its worker process)\n" + worker_traceback.rstrip()
+    return EnvError(text)
 
 
 def check_action(action, act_dim, strategy, algo):

@@ -28,7 +28,7 @@ import numpy as np
 
 __all__ = ["Kind", "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE", "POSITIVE_NUMBER",
            "NON_NEGATIVE", "CLOSED_UNIT", "HALF_OPEN_UNIT", "FINITE", "OPTIMIZER", "SWITCH",
-           "INTEGER", "UPDATES", "CONTEXT", "AUTO_SWITCH", "AUTO_THREADS", "Hyperparameter",
+           "INTEGER", "UPDATES", "CONTEXT", "VEC_ENV", "AUTO_SWITCH", "AUTO_THREADS", "Hyperparameter",
            "TABLE", "DEFAULT_ENV", "CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH",
            "updates_per_sample", "get", "rows", "names", "checked_names", "defaults", "by_flag",
            "checkpointed_names", "structural_names", "check", "check_flag_values",
@@ -113,6 +113,7 @@ UPDATES = Kind("a positive integer or 1/k for an integer k", cli_type=updates_pe
 CONTEXT = Kind("None, 'cpu', 'gpu' or an mx.Context",
                checked_by="ddpg.backend.context.resolve_ctx")
 AUTO_SWITCH = Kind("True, False or 'auto'", checked_by="ddpg.backend.kernels.choose_mkldnn")
+VEC_ENV = Kind("'sync' or 'async'", lambda v: v in ("sync", "async"), str)
 AUTO_THREADS = Kind("a positive integer or 'auto'",
                     checked_by="ddpg.backend.kernels.choose_omp_threads")
 
@@ -178,7 +179,7 @@ TABLE = (
     _row("include_horizon_terminal", False, SWITCH,
          "store transitions cut by the time limit as terminal"),
     _row("seed", 12345, INTEGER,
-         "seeds numpy, MXNet and the environment (evaluation: seed + 1)"),
+         "seeds numpy, MXNet and the environment (evaluation: seed + n_envs)"),
     _row("eval_interval", 1, POSITIVE_INT.or_none("a positive integer or None (last epoch "
                                                   "only)"),
          "evaluate every N epochs; 0 = the last epoch only (the original)",
@@ -219,6 +220,12 @@ TABLE = (
     _row("policy_delay", 1, POSITIVE_INT,
          "Q updates per policy and target update (default: 1 for ddpg, as the original; 2 "
          "for td3)", cli_default=None, td3_default=2),
+    _row("n_envs", 1, POSITIVE_INT,
+         "environments stepped together (environment i seeded with seed + i); every step "
+         "count still counts transitions"),
+    _row("vec_env", "sync", VEC_ENV,
+         "with --n-envs: sync steps them in this process, async each in a worker process",
+         cli_options={"choices": ["sync", "async"]}),
     _row("target_noise", 0.2, NON_NEGATIVE,
          "td3: target-action noise std, relative to the action half-range",
          algorithms=("td3",)),
@@ -284,6 +291,10 @@ def check(values):
     if {"batch_size", "memory_size", "memory_start_size"} <= set(values):
         _check_memory_sizes(values["batch_size"], values["memory_size"],
                             values["memory_start_size"])
+    if {"epoch_length", "n_envs"} <= set(values) and values["epoch_length"] % values["n_envs"]:
+        raise ValueError("epoch_length (%d) must be a multiple of n_envs (%d): an epoch steps "
+                         "every environment equally often"
+                         % (values["epoch_length"], values["n_envs"]))
 
 
 def _check_memory_sizes(batch_size, memory_size, memory_start_size):

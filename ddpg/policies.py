@@ -5,6 +5,7 @@ batch and ``exe_one``, the same network bound for batch 1, used to act in the en
 """
 
 import mxnet as mx
+import numpy as np
 
 from ddpg.backend.binding import bind
 from ddpg.backend.flat import copy_into
@@ -90,6 +91,7 @@ class DeterministicMLPPolicy(Policy):
         one_args = dict(self.params.views)
         one_args["obs"] = mx.nd.zeros((1,) + tuple(self.input_shapes["obs"][1:]), ctx=ctx)
         self.exe_one = bind(self.act, ctx, args=one_args, grad_req="null")
+        self._acting_executors = {}  # n -> the executor of get_action_batch
 
     def update_params(self, grad_from_top, forward=True):
         """Backpropagate ``grad_from_top`` (dLoss/dact) through the batch last set by
@@ -109,6 +111,21 @@ class DeterministicMLPPolicy(Policy):
         copy_into(self.exe.arg_dict["obs"], obs)
         self.exe.forward(is_train=False)
         return self.exe.outputs[0].asnumpy()
+
+    def get_action_batch(self, observations):
+        """The actions for a few observations (one per environment, ``(n, obs_dim)``) in one
+        forward pass, as an ``(n, act_dim)`` numpy array; the executor for ``n`` shares the
+        parameters and is bound at its first use."""
+        observations = np.asarray(observations)
+        exe = self._acting_executors.get(len(observations))
+        if exe is None:
+            args = dict(self.params.views)
+            args["obs"] = mx.nd.zeros(observations.shape, ctx=self.params.data.context)
+            exe = bind(self.act, self.params.data.context, args=args, grad_req="null")
+            self._acting_executors[len(observations)] = exe
+        copy_into(exe.arg_dict["obs"], observations)
+        exe.forward(is_train=False)
+        return exe.outputs[0].asnumpy()
 
     def get_action(self, obs):
         """The action for one observation, flat ``(act_dim,)`` (the original returned (1, d))."""

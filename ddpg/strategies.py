@@ -3,7 +3,9 @@
 ``OUStrategy`` is the original's (and the DDPG paper's) temporally correlated noise;
 ``GaussianStrategy`` is the uncorrelated noise that the later re-tuned implementations (TD3's
 "OurDDPG", Stable-Baselines3's zoo, CleanRL) found works as well or better on MuJoCo tasks.
-Both draw from numpy's global generator, which :class:`ddpg.DDPG` seeds and checkpoints save.
+Both draw from numpy's global generator, which :class:`ddpg.DDPG` seeds and checkpoints save,
+unless their ``rng`` is set: with several environments each has a copy of the strategy drawing
+from a generator of its own (:class:`ddpg.training.TrainingLoop`).
 """
 import math
 
@@ -21,6 +23,13 @@ DEFAULT_GAUSSIAN_SIGMA = 0.1
 
 class BaseStrategy(object):
     """Turns ``policy.get_action(obs)`` into an exploratory action."""
+
+    #: The ``np.random.RandomState`` the noise is drawn from; None: numpy's global generator.
+    rng = None
+
+    def random(self):
+        """The generator to draw from: ``rng``, or numpy's global one."""
+        return np.random if self.rng is None else self.rng
 
     def get_action(self, obs, policy):
         raise NotImplementedError
@@ -57,7 +66,7 @@ class OUStrategy(BaseStrategy):
     def evolve_state(self):
         x = self.state
         dx = (self.theta * (self.mu - x) * self.dt
-              + self.sigma * math.sqrt(self.dt) * np.random.randn(len(x)))
+              + self.sigma * math.sqrt(self.dt) * self.random().randn(len(x)))
         self.state = x + dx
         return self.state
 
@@ -121,7 +130,7 @@ class GaussianStrategy(BaseStrategy):
     def get_action(self, obs, policy):
         """Policy action plus N(0, (sigma * half-range)^2), clipped to the bounds; flat."""
         action = np.asarray(policy.get_action(obs)).reshape(-1)
-        noise = self.current_sigma() * self._scale * np.random.randn(self.action_dim)
+        noise = self.current_sigma() * self._scale * self.random().randn(self.action_dim)
         self.steps += 1
         return np.clip(action + noise, self._low, self._high)
 

@@ -13,6 +13,15 @@ the algorithm's settings and talks to it through a narrow interface:
 - checkpoints: ``algo.save(path)`` (through the logger's snapshot modes) and the networks'
   parameters (:func:`ddpg.checkpoint.all_network_params`, checked for divergence).
 
+With ``n_envs > 1`` the loop steps several copies of the environment together
+(:mod:`ddpg.envs.vector`, in this process or in worker processes): each environment has its
+own episode, exploration strategy (a copy of ``algo.strategy``, so one OU process each) and
+random generator (numpy's global one for environment 0, ``RandomState(seed + i)`` for
+environment ``i``), and the policy acts for all of them in one batched forward pass. Every
+step count (``epoch_length``, ``start_steps``, ``memory_start_size``, ``train_freq``) counts
+transitions, so ``gradient_steps`` updates per ``train_freq`` transitions keep the
+update-to-data ratio of a one-environment run.
+
 So a new collector or replay memory changes this module, not the algorithm. Reading
 :meth:`TrainingLoop.train` top to bottom follows a run: an epoch is ``epoch_length`` calls of
 :meth:`TrainingLoop.explore_step`, each followed by the updates due; then the divergence
@@ -28,7 +37,8 @@ import pyprind
 from ddpg import checkpoint, faults
 from ddpg.backend import seeding
 from ddpg.replay_mem import ReplayMem
-from ddpg.training_state import STATE_FIELDS, TrainingState
+from ddpg.training_envs import TrainingEnvironments
+from ddpg.training_state import STATE_FIELDS, EnvEpisode, TrainingState
 
 __all__ = ["TrainingLoop", "with_state_views"]
 
@@ -47,19 +57,41 @@ class TrainingLoop(object):
         self.memory = None
         # n_skipped_nonfinite when the epoch began: the first three skips of an epoch are logged
         self._skipped_before_epoch = 0
+        #: the environments with their strategies and generators
+        self.envs = TrainingEnvironments(algo, self)
+        #: the environment being stepped, and the transitions counted before the step of
+        #: every environment began: fault messages say where (:func:`ddpg.faults.position`)
+        self.current_env = 0
+        self.vector_step_start = 0
+
+    # -- the environments --------------------------------------------------------------------
+
+    def episode_of(self, index):
+        """Environment ``index``'s training episode (the state itself for environment 0)."""
+        return self.state if index == 0 else self.state.vector_episodes[index - 1]
+
+    def close(self):
+        """Stop the environments' worker processes, if any (``vec_env="async"``)."""
+        self.envs.close()
 
     # -- the run -----------------------------------------------------------------------------
 
     def train(self, epoch_callback=None):
-        """Run epochs ``state.epoch`` .. ``n_epochs - 1`` (``DDPG.train`` says more)."""
+        """Run epochs ``state.epoch`` .. ``n_epochs - 1`` of ``epoch_length`` steps each.
+
+        The loop's state (replay memory, counters, the current episodes) lives on this object,
+        not in local variables, so a restored algorithm continues where it stopped.
+
+        After each epoch ``logger.save_itr_params(epoch, algo.save)`` writes a checkpoint when
+        a snapshot folder is set (following the snapshot mode), then
+        ``epoch_callback(algo, epoch)`` is called when given (the epoch's statistics are in
+        ``logger.last_tabular()``; ``algo.epoch`` already counts it, so a checkpoint saved
+        there resumes with the next epoch). On Ctrl-C a checkpoint is saved to
+        ``<snapshot folder>/interrupted`` before the KeyboardInterrupt propagates.
+        """
         algo, state = self.algo, self.state
-        if self.memory is None:
-            self.memory = ReplayMem(obs_dim=algo.env.observation_space.flat_dim,
-                                    act_dim=algo.env.action_space.flat_dim,
-                                    memory_size=algo.memory_size)
         try:
-            if state.obs is None:
-                state.obs = self._reset_env()
+            self.start()
             while state.epoch < algo.n_epochs:
                 # MXNet's generator state cannot be saved: reseeding it per epoch makes a run
                 # resumed at an epoch boundary draw what the uninterrupted run draws
@@ -76,6 +108,22 @@ class TrainingLoop(object):
             checkpoint.save_interrupted(algo)
             raise
 
+    def start(self):
+        """Make what a run needs before its first step, where a checkpoint has not: the
+        replay memory, the environments' episodes and their first observations."""
+        algo, state = self.algo, self.state
+        if self.memory is None:
+            self.memory = ReplayMem(obs_dim=algo.env.observation_space.flat_dim,
+                                    act_dim=algo.env.action_space.flat_dim,
+                                    memory_size=algo.memory_size)
+        if len(state.vector_episodes) != algo.n_envs - 1:
+            state.vector_episodes = [EnvEpisode() for _ in range(algo.n_envs - 1)]
+        unstarted = [index for index in range(algo.n_envs)
+                     if self.episode_of(index).obs is None]
+        if unstarted:
+            for index, obs in zip(unstarted, self._reset_envs(unstarted)):
+                self.episode_of(index).obs = obs
+
     def run_epoch(self, epoch):
         """``epoch_length`` environment steps with the updates due, then the epoch's row."""
         algo, state, logger = self.algo, self.state, self.algo.logger
@@ -86,17 +134,16 @@ class TrainingLoop(object):
         # values "as they happen" (episode returns, update losses) for TensorBoard
         log_scalars = logger.has_scalar_outputs()
         logger.log("Training started")
-        steps = range(algo.epoch_length)
+        # a step of every environment at once: epoch_length transitions
+        steps = range(algo.epoch_length // algo.n_envs)
         if algo.progress_bar:
             # an explicit stream: pyprind otherwise prints nothing but a warning when
             # stdout is not a terminal
             steps = pyprind.prog_bar(steps, stream=sys.stderr)
         for _ in steps:
-            self.explore_step(action_shape, act_dim, log_scalars)
-            if (self.memory.size >= algo.memory_start_size
-                    and state.total_env_steps % algo._train_freq == 0):
-                self.run_updates(log_scalars)
+            self.collect_step(action_shape, act_dim, log_scalars)
         logger.log("Training finished")
+        self.envs.sync_training_env()
         faults.check_divergence(epoch, algo.update_stats.averages(),
                                 checkpoint.all_network_params(algo))
         algo.evaluate(epoch, self.memory)
@@ -110,11 +157,24 @@ class TrainingLoop(object):
                                   state.n_skipped_nonfinite - self._skipped_before_epoch)
         logger.dump_tabular(with_prefix=False)
 
-    def run_updates(self, log_scalars):
-        """``gradient_steps`` updates (``algo.do_update``) on batches from the memory; with
-        ``log_scalars`` the losses of every ``loss_log_interval``-th one go to TensorBoard."""
+    def collect_step(self, action_shape, act_dim, log_scalars):
+        """A step of every environment (:meth:`explore_step`), then the updates due:
+        ``gradient_steps`` each time the transition count passes a multiple of
+        ``train_freq`` (once or never with one environment), once the memory holds
+        ``memory_start_size`` transitions."""
         algo, state = self.algo, self.state
-        for _ in range(algo._gradient_steps):
+        self.explore_step(action_shape, act_dim, log_scalars)
+        due = (state.total_env_steps // algo._train_freq
+               - (state.total_env_steps - algo.n_envs) // algo._train_freq)
+        if due and self.memory.size >= algo.memory_start_size:
+            self.run_updates(log_scalars, due)
+
+    def run_updates(self, log_scalars, times=1):
+        """``times * gradient_steps`` updates (``algo.do_update``) on batches from the memory;
+        with ``log_scalars`` the losses of every ``loss_log_interval``-th one go to
+        TensorBoard."""
+        algo, state = self.algo, self.state
+        for _ in range(times * algo._gradient_steps):
             batch = self.memory.get_batch(algo.batch_size)
             algo.do_update(state.itr, batch)
             state.itr += 1
@@ -125,64 +185,86 @@ class TrainingLoop(object):
     # -- one exploration step ----------------------------------------------------------------
 
     def explore_step(self, action_shape, act_dim, log_scalars):
-        """One environment step of the training episode, its transition stored.
+        """One step of every environment's training episode, the transitions stored.
 
-        A new episode when the last one ended; an action (uniform during ``start_steps``,
-        else the strategy's around the policy's); the step, with its checks for non-finite
-        values; the transition stored; the episode's bookkeeping. ``action_shape`` is the
-        shape the environment takes actions in, ``act_dim`` their flat size. With
-        ``log_scalars`` an ending episode's return and length are written as
-        ``train/EpisodeReturn`` and ``train/EpisodeLength``.
+        A new episode in each environment whose last one ended; the actions (uniform during
+        ``start_steps``, else the strategies' around the policy's); the steps, with their
+        checks for non-finite values; the transitions stored, environment 0's first; each
+        episode's bookkeeping. ``action_shape`` is the shape the environment takes actions
+        in, ``act_dim`` their flat size. With ``log_scalars`` an ending episode's return and
+        length are written as ``train/EpisodeReturn`` and ``train/EpisodeLength``.
         """
         algo, state = self.algo, self.state
-        if state.end:
-            self._start_episode()
-        obs = state.obs
-        act = self._choose_action(obs, act_dim)
-        nxt, rwd, end, info = faults.call_env(algo, "step", np.reshape(act, action_shape))
-        finite = bool(np.isfinite(rwd) and np.isfinite(nxt).all())
-        if not finite:
-            end = self._nonfinite_step(nxt, rwd) or end
-        state.path_length += 1
-        state.total_env_steps += 1
-        if finite:
-            state.path_return += rwd
-            self._store(obs, act, rwd * algo.scale_reward, end, info, nxt)
-        if not end and state.path_length >= algo.max_path_length:
-            end = True
-        state.end = end
-        state.obs = nxt
-        if end and log_scalars:
-            algo.logger.record_scalar("train/EpisodeReturn", state.path_return,
-                                      state.total_env_steps)
-            algo.logger.record_scalar("train/EpisodeLength", state.path_length,
-                                      state.total_env_steps)
+        indices = range(algo.n_envs)
+        self.vector_step_start = state.total_env_steps
+        ended = [index for index in indices if self.episode_of(index).end]
+        if ended:
+            self._start_episodes(ended)
+        observations = [self.episode_of(index).obs for index in indices]
+        actions = self._choose_actions(observations, act_dim)
+        results = self.envs.call("step", [np.reshape(act, action_shape) for act in actions])
+        for index, obs, act, (nxt, rwd, end, info) in zip(indices, observations, actions,
+                                                          results):
+            self.current_env = index
+            episode = self.episode_of(index)
+            finite = bool(np.isfinite(rwd) and np.isfinite(nxt).all())
+            if not finite:
+                end = self._nonfinite_step(nxt, rwd) or end
+            episode.path_length += 1
+            state.total_env_steps += 1
+            if finite:
+                episode.path_return += rwd
+                self._store(obs, act, rwd * algo.scale_reward, end, info, nxt,
+                            episode.path_length)
+            if not end and episode.path_length >= algo.max_path_length:
+                end = True
+            episode.end = end
+            episode.obs = nxt
+            if end and log_scalars:
+                algo.logger.record_scalar("train/EpisodeReturn", episode.path_return,
+                                          state.total_env_steps)
+                algo.logger.record_scalar("train/EpisodeLength", episode.path_length,
+                                          state.total_env_steps)
 
-    def _reset_env(self):
-        """Reset the training environment, checking the first observation."""
-        obs = faults.call_env(self.algo, "reset")
-        faults.check_reset_observation(obs, self.algo)
-        return obs
+    def _reset_envs(self, indices):
+        """Reset the training environments ``indices``, checking the first observations."""
+        observations = self.envs.call("reset", indices)
+        for index, obs in zip(indices, observations):
+            self.current_env = index
+            faults.check_reset_observation(obs, self.algo)
+        return observations
 
-    def _start_episode(self):
-        """Record the ended episode's return, then reset the environment and the strategy."""
+    def _start_episodes(self, indices):
+        """Record the ended episodes' returns, then reset their environments and
+        strategies."""
         state = self.state
-        state.strategy_path_returns.append(state.path_return)
-        state.path_length = 0
-        state.path_return = 0
-        state.episode += 1
-        state.obs = self._reset_env()
-        self.algo.strategy.reset()
+        for index in indices:
+            episode = self.episode_of(index)
+            state.strategy_path_returns.append(episode.path_return)
+            episode.path_length = 0
+            episode.path_return = 0
+            state.episode += 1
+        for index, obs in zip(indices, self._reset_envs(indices)):
+            self.episode_of(index).obs = obs
+            self.envs.strategies[index].reset()
 
-    def _choose_action(self, obs, act_dim):
-        """The exploration action for ``obs``: uniform over the action space for the run's
-        first ``start_steps`` steps (covering it before the policy means anything), else the
-        strategy's action around the policy's (not the target policy's)."""
+    def _choose_actions(self, observations, act_dim):
+        """The exploration actions for each environment's observation: uniform over the
+        action space for the run's first ``start_steps`` transitions (covering it before the
+        policy means anything), drawn from the environment's generator; else its strategy's
+        action around the policy's (not the target policy's)."""
         algo = self.algo
         if self.state.total_env_steps < algo.start_steps:
-            return np.random.uniform(algo._action_low, algo._action_high)
-        return faults.check_action(algo.strategy.get_action(obs, algo.policy), act_dim,
-                                   algo.strategy, algo)
+            return [generator.uniform(algo._action_low, algo._action_high)
+                    for generator in self.envs.generators]
+        policies = self.envs.acting_policies(observations)
+        actions = []
+        for index, (obs, strategy, policy) in enumerate(zip(observations,
+                                                             self.envs.strategies, policies)):
+            self.current_env = index
+            actions.append(faults.check_action(strategy.get_action(obs, policy), act_dim,
+                                               strategy, algo))
+        return actions
 
     def _nonfinite_step(self, nxt, rwd):
         """A NaN/inf observation or reward: raise, or (skip_nonfinite) count and skip it.
@@ -201,17 +283,17 @@ class TrainingLoop(object):
                 parts, nxt, rwd, algo))
         return "observation" in parts
 
-    def _store(self, obs, act, rwd, end, info, nxt):
+    def _store(self, obs, act, rwd, end, info, nxt, path_length):
         """Add one transition to the memory, deciding whether its target may bootstrap.
 
         A time-limit cut (``max_path_length`` here, or the environment's own time limit) is
         not a terminal state. The original dropped the cut transition (or stored it as
         terminal with ``include_horizon_terminal``) and stored the environment's time-limit
         ends as terminal; with ``bootstrap_truncated`` they bootstrap from s' instead.
-        ``state.path_length`` already counts this step.
+        ``path_length``, the episode's, already counts this step.
         """
         algo, memory = self.algo, self.memory
-        horizon_cut = not end and self.state.path_length >= algo.max_path_length
+        horizon_cut = not end and path_length >= algo.max_path_length
         env_truncated = bool(end and info and info.get("TimeLimit.truncated", False))
         if not (horizon_cut or env_truncated):
             memory.add_sample(obs, act, rwd, end, nxt)
@@ -232,16 +314,16 @@ class TrainingLoop(object):
         self.memory = memory
         self.state = dataclasses.replace(self.state, **saved)
 
-    def abandon_episode(self):
-        """Start a new episode where the environment's state could not be restored: the
-        interrupted episode's partial return is not logged as an exploration return."""
-        state = self.state
-        state.obs = None
-        state.end = False
-        state.path_length = 0
-        state.path_return = 0
-        state.episode += 1
-        self.algo.strategy.reset()
+    def abandon_episode(self, index=0):
+        """Start a new episode in environment ``index``, whose state could not be restored:
+        the interrupted episode's partial return is not logged as an exploration return."""
+        episode = self.episode_of(index)
+        episode.obs = None
+        episode.end = False
+        episode.path_length = 0
+        episode.path_return = 0
+        self.state.episode += 1
+        self.envs.strategies[index].reset()
 
 
 def with_state_views(cls):

@@ -12,7 +12,22 @@ from typing import List, Optional
 
 import numpy as np
 
-__all__ = ["TrainingState", "STATE_FIELDS"]
+__all__ = ["TrainingState", "EnvEpisode", "STATE_FIELDS"]
+
+
+@dataclasses.dataclass
+class EnvEpisode:
+    """The training episode of one more environment (``n_envs > 1``): environment 0's is
+    :class:`TrainingState`'s own ``obs``, ``end``, ``path_length`` and ``path_return``."""
+
+    #: The episode's current observation (None before the environment's first reset).
+    obs: Optional[np.ndarray] = None
+    #: Whether the episode has ended; the environment's next step resets it first.
+    end: bool = False
+    #: Steps taken in the episode.
+    path_length: int = 0
+    #: The episode's return so far (unscaled rewards).
+    path_return: float = 0
 
 
 @dataclasses.dataclass
@@ -23,11 +38,13 @@ class TrainingState:
     epoch: int = 0
     #: Updates done; the index of the next update (``do_update(itr, batch)``).
     itr: int = 0
-    #: Environment steps taken by the training episodes (evaluation steps not counted).
+    #: Environment steps (transitions) taken by the training episodes of every environment
+    #: (evaluation steps not counted).
     total_env_steps: int = 0
     #: Seconds spent in ``train_epoch``, evaluation included.
     train_time: float = 0.0
-    #: The training episode's current observation (None before the first reset).
+    #: The training episode's current observation (None before the first reset); this
+    #: and the next three fields are environment 0's when there are several.
     obs: Optional[np.ndarray] = None
     #: Whether the training episode has ended; the next step resets the environment.
     end: bool = False
@@ -35,12 +52,14 @@ class TrainingState:
     path_length: int = 0
     #: The training episode's return so far (unscaled rewards).
     path_return: float = 0
-    #: Index of the training episode (0 for the first).
+    #: Training episodes started before the current one(s), over every environment.
     episode: int = 0
     #: Transitions skipped for a NaN or infinite value (``skip_nonfinite``), over the run.
     n_skipped_nonfinite: int = 0
     #: Returns of the training episodes that ended since the last evaluation row.
     strategy_path_returns: List[float] = dataclasses.field(default_factory=list)
+    #: The training episodes of environments 1 .. n_envs - 1 (empty with one environment).
+    vector_episodes: List[EnvEpisode] = dataclasses.field(default_factory=list)
 
     def __setattr__(self, name, value):
         # a misspelt field would otherwise become a new attribute that no checkpoint saves

@@ -418,3 +418,21 @@ def test_gluon_contender_computes_our_update(config):
                                rtol=1e-5)
     np.testing.assert_allclose(policy_loss.asscalar(),
                                algo.policy_executor.outputs[0].asnumpy()[0], rtol=1e-5)
+
+
+def test_the_collection_benchmark_prints_and_writes_its_figures(tmp_path):
+    """benchmarks/collection.py at a tiny size: a figure for each arrangement asked for."""
+    out = str(tmp_path / "collection.json")
+    result = subprocess.run(
+        [sys.executable, os.path.join(REPO, "benchmarks", "collection.py"), "--envs",
+         "Pendulum-v1", "--n-envs", "1", "2", "--steps", "16", "--train-steps", "8",
+         "--json", out], capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "collection without updates, Pendulum-v1" in result.stdout
+    with open(out) as handle:
+        figures = json.load(handle)
+    assert set(figures["collection"]) == {"Pendulum-v1/1", "Pendulum-v1/2"}
+    assert all(rate > 0 for row in figures["collection"].values() for rate in row.values())
+    assert set(figures["training"]) == {"Pendulum-v1/1 environment",
+                                        "Pendulum-v1/4 environments, sync",
+                                        "Pendulum-v1/4 environments, async"}

@@ -116,9 +116,13 @@ def test_a_version_2_checkpoint_of_an_earlier_build_restores_exactly(v2_copy, tm
         assert_same_tree(saved[2], resaved[2], network + " optimiser arrays")
     assert_same_tree(before.memory_arrays(), after.memory_arrays(), "memory")
     assert_same_tree(before.training_state(), after.training_state())
-    for section in ("spaces", "parameters", "hyperparameters", "networks", "progress",
-                    "environment", "metadata"):
+    for section in ("spaces", "parameters", "networks", "progress", "environment",
+                    "metadata"):
         assert before.manifest[section] == after.manifest[section], section
+    # hyperparameters added since the fixture was made are recorded at their defaults
+    added = {"n_envs": 1, "vec_env": "sync"}
+    assert after.manifest["hyperparameters"] == dict(before.manifest["hyperparameters"],
+                                                     **added)
 
 
 def test_a_manifest_written_today_has_every_field_of_the_version_2_fixture(tmp_path):

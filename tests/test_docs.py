@@ -38,6 +38,7 @@ SCRIPTS = {
     "benchmarks/jax_ddpg.py": ["benchmarks/jax_ddpg.py"],
     "benchmarks/gluon_ddpg.py": ["benchmarks/gluon_ddpg.py"],
     "benchmarks/faults.py": ["benchmarks/faults.py"],
+    "benchmarks/collection.py": ["benchmarks/collection.py"],
     "tools/mutation.py": ["tools/mutation.py"],
     "ddpg.experiment.plot": ["-m", "ddpg.plot"],
     "ddpg.experiment.export": ["-m", "ddpg.export"],

@@ -31,6 +31,7 @@ BAD = {
     "an MXNet optimizer name": "adamm",
     "a positive integer or None (last epoch only)": 0,
     "a positive number or None": -1.0,
+    "'sync' or 'async'": "threads",
 }
 #: The kinds that take no bool for a number (the learning rates and the [0, 1] ranges take
 #: True as 1, as they always have).

@@ -54,6 +54,8 @@ MODULES = {
     "checkpoint.ndarray_file": "ddpg/checkpoint/ndarray_file.py",
     "checkpoint.legacy": "ddpg/checkpoint/legacy.py",
     "checkpoint.npz_file": "ddpg/checkpoint/npz_file.py",
+    "vector_env": "ddpg/envs/vector.py",
+    "training_envs": "ddpg/training_envs.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it

@@ -4,19 +4,24 @@
 (every field of :class:`ddpg.training_state.TrainingState`: the epoch, the update index, the
 episode in progress, ...; saved under ``counters``), numpy's and
 Python's global generators, the exploration strategy's state, the epoch's running update
-statistics and both environments' states (:mod:`ddpg.checkpoint.env_state`).
+statistics and both environments' states (:mod:`ddpg.checkpoint.env_state`). With several
+training environments (``n_envs``), environment 0 is saved as above and the others' episodes
+(``counters["vector_episodes"]``), states (``vector_envs``), strategies
+(``vector_strategies``) and generators (``vector_generators``) beside it.
 
 :func:`capture_training_state` gives that state as a dict; :func:`prepare_training_state`
 checks a saved one against an algorithm without changing anything and returns the function
 that assigns it, so that a restore fails before its first change.
 """
+import dataclasses
 import random
 
 import numpy as np
 
 from ddpg.checkpoint import env_state
+from ddpg.envs.vector import VectorEnvCallError
 from ddpg.errors import CheckpointError
-from ddpg.training_state import STATE_FIELDS
+from ddpg.training_state import STATE_FIELDS, EnvEpisode
 
 #: The training loop's state saved in training_state.json/.npz: TrainingState's fields.
 COUNTERS = STATE_FIELDS
@@ -45,15 +50,28 @@ def capture_training_state(algo):
         value = getattr(algo.loop.state, name)
         counters[name] = np.array(value, copy=True) if isinstance(value, np.ndarray) \
             else list(value) if isinstance(value, list) else value
-    return {
+    # each environment captured where it lives (a worker process with vec_env="async")
+    env_states = algo.loop.envs.vector.apply(env_state.capture_env_state)
+    state = {
         "counters": counters,
         "np_random": np.random.get_state(),
         "python_random": random.getstate(),
         "strategy": _capture_strategy(algo.strategy),
-        "env": env_state.capture_env_state(algo.env),
+        "env": env_states[0],
         "eval_env": env_state.capture_env_state(algo.eval_env),
         "update_stats": _capture_update_stats(algo),
     }
+    # one environment: the keys of a checkpoint made before there could be several
+    del counters["vector_episodes"]
+    if algo.n_envs > 1:
+        counters["vector_episodes"] = [dataclasses.asdict(episode)
+                                       for episode in algo.loop.state.vector_episodes]
+        state.update(vector_envs=env_states[1:],
+                     vector_strategies=[_capture_strategy(strategy)
+                                        for strategy in algo.loop.envs.strategies[1:]],
+                     vector_generators=[generator.get_state()
+                                        for generator in algo.loop.envs.generators[1:]])
+    return state
 
 
 def _prepare_strategy(strategy, saved, path):
@@ -122,18 +140,56 @@ def _check_observation(algo, obs, path):
                                                           algo.env.observation_space.flat_dim))
 
 
+def _check_environment_count(algo, state, counters, path):
+    """``CheckpointError`` unless the checkpoint holds ``algo.n_envs`` environments (a
+    checkpoint without the vector keys holds one)."""
+    saved = [len(state.get("vector_envs", [])), len(state.get("vector_strategies", [])),
+             len(state.get("vector_generators", [])), len(counters.get("vector_episodes", []))]
+    if len(set(saved)) != 1:
+        raise CheckpointError("the checkpoint %s has malformed per-environment state" % path)
+    if saved[0] + 1 != algo.n_envs:
+        raise CheckpointError("the checkpoint %s was saved by a run with %d environments; "
+                              "this one has %d (n_envs)" % (path, saved[0] + 1, algo.n_envs))
+
+
+def _check_env_snapshot(env, snapshot, what):
+    env_state.prepare_env_restore(env, snapshot, what)  # raises ValueError on a mismatch
+
+
+def _restore_env_snapshot(env, snapshot, what):
+    env_state.prepare_env_restore(env, snapshot, what)()
+
+
 def _prepare_environments(algo, state, path):
-    """The function assigning both saved environment states (checked first)."""
+    """The function assigning every saved environment state (checked first, each
+    environment where it lives)."""
+    snapshots = [(snapshot, "environment" if index == 0 else "environment %d" % index)
+                 for index, snapshot in enumerate([state["env"]]
+                                                  + list(state.get("vector_envs", [])))]
     try:
-        apply_env = env_state.prepare_env_restore(algo.env, state["env"], "environment")
+        algo.loop.envs.vector.apply(_check_env_snapshot, snapshots)
         apply_eval_env = env_state.prepare_env_restore(algo.eval_env, state["eval_env"],
                                                        "evaluation environment")
+    except VectorEnvCallError as error:
+        raise CheckpointError("%s (checkpoint %s)" % (error.message, path))
     except (ValueError, TypeError, KeyError, IndexError) as error:
         raise CheckpointError("%s (checkpoint %s)" % (error, path))
 
     def apply():
-        apply_env()
+        algo.loop.envs.vector.apply(_restore_env_snapshot, snapshots)
         apply_eval_env()
+    return apply
+
+
+def _prepare_vector_generators(algo, state, path):
+    """The function assigning environments 1 .. n-1's generator states (checked first)."""
+    saved = state.get("vector_generators", [])
+    for generator_state in saved:
+        _check_generators({"np_random": generator_state}, path)
+
+    def apply():
+        for generator, generator_state in zip(algo.loop.envs.generators[1:], saved):
+            generator.set_state(generator_state)
     return apply
 
 
@@ -142,27 +198,42 @@ def prepare_training_state(algo, state, path, log):
     the checkpoint's replay memory (``apply(memory)``), through the training loop."""
     counters = state["counters"]
     _check_counters(counters, path)
+    _check_environment_count(algo, state, counters, path)
     _check_generators(state, path)
-    _check_observation(algo, counters.get("obs"), path)
+    episodes = [dict(counters)] + list(counters.get("vector_episodes", []))
+    for episode in episodes:
+        _check_observation(algo, episode.get("obs"), path)
     python_random = state.get("python_random")
     apply_environments = _prepare_environments(algo, state, path)
-    apply_strategy = _prepare_strategy(algo.strategy, state["strategy"], path)
+    saved_strategies = [state["strategy"]] + list(state.get("vector_strategies", []))
+    apply_strategies = [_prepare_strategy(strategy, saved, path) for strategy, saved
+                        in zip(algo.loop.envs.strategies, saved_strategies)]
+    apply_generators = _prepare_vector_generators(algo, state, path)
     apply_stats = _prepare_update_stats(algo, state.get("update_stats"), path)
-    continue_episode = state["env"]["episode"] == env_state.EXACT
-    mid_episode = counters.get("obs") is not None and not counters.get("end", False)
+    env_states = [state["env"]] + list(state.get("vector_envs", []))
+    restored = {name: list(value) if isinstance(value, list) else value
+                for name, value in counters.items()}
+    try:
+        restored["vector_episodes"] = [EnvEpisode(**episode) for episode in episodes[1:]]
+    except TypeError as error:
+        raise CheckpointError("the checkpoint %s has malformed environment episodes (%s)"
+                              % (path, error))
 
     def apply(memory):
-        algo.loop.restore({name: list(value) if isinstance(value, list) else value
-                           for name, value in counters.items()}, memory)
+        algo.loop.restore(restored, memory)
         np.random.set_state(state["np_random"])
         if python_random is not None:
             random.setstate(python_random)
-        apply_strategy()
+        for apply_strategy in apply_strategies:
+            apply_strategy()
+        apply_generators()
         apply_environments()
         apply_stats()
-        if mid_episode and not continue_episode:
-            # the simulator's state could not be saved (see ddpg.checkpoint.env_state)
-            log("The environment's state (%s) cannot be restored: the interrupted episode "
-                "is abandoned and a new one starts" % state["env"].get("type"))
-            algo.loop.abandon_episode()
+        for index, (episode, saved_env) in enumerate(zip(episodes, env_states)):
+            mid_episode = episode.get("obs") is not None and not episode.get("end", False)
+            if mid_episode and saved_env["episode"] != env_state.EXACT:
+                # the simulator's state could not be saved (see ddpg.checkpoint.env_state)
+                log("The environment's state (%s) cannot be restored: the interrupted "
+                    "episode is abandoned and a new one starts" % saved_env.get("type"))
+                algo.loop.abandon_episode(index)
     return apply

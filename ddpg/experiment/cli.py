@@ -113,6 +113,8 @@ def _add_environment_flags(env):
     env.add_argument("--normalize-obs", action="store_true",
                      help="normalize()'s running observation normalisation")
     add_hyperparameter(env, "max_path_length")
+    add_hyperparameter(env, "n_envs")
+    add_hyperparameter(env, "vec_env")
 
 
 def _add_network_flags(nets):

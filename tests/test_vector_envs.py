@@ -1,0 +1,288 @@
+"""Several training environments (``n_envs``): the transition stream, episode boundaries,
+the update-to-data ratio, sync against async, exact resume, and errors."""
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from ddpg.checkpoint import all_network_params
+from ddpg.envs import CartpoleEnv, GymEnv, normalize
+from ddpg.errors import CheckpointError, EnvError
+
+from helpers import build_algorithm
+
+pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
+
+#: A cart-pole with short episodes: boundaries inside every window below.
+CARTPOLE_PATH = 7
+
+
+def cartpole_algo(n_envs=1, seed=3, vec_env="sync", **overrides):
+    options = dict(n_envs=n_envs, vec_env=vec_env, seed=seed, n_epochs=1, epoch_length=60,
+                   batch_size=8, memory_size=400, memory_start_size=400,
+                   max_path_length=CARTPOLE_PATH, eval_samples=10)
+    options.update(overrides)
+    return build_algorithm(env=normalize(CartpoleEnv()), **options)
+
+
+def memory_rows(memory):
+    """The stored transitions in order: (obs, act, rwd, end, nxt) arrays."""
+    size = memory.size
+    return (memory.obss[:size], memory.acts[:size], memory.rwds[:size], memory.ends[:size],
+            memory.nxts[:size])
+
+
+def of_env(rows, index, n_envs):
+    return tuple(column[index::n_envs] for column in rows)
+
+
+def assert_rows_equal(got, expected, close=False):
+    for name, a, b in zip(("obs", "act", "rwd", "end", "nxt"), got, expected):
+        if close:
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=name)
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# the transition stream
+
+
+def test_the_stream_of_n_envs_is_n_single_runs_seeded_seed_plus_i_interleaved():
+    """Warm-up actions (uniform, from environment i's generator) on environment i seeded
+    seed + i: exactly what a one-environment run seeded seed + i stores, in turn."""
+    n_envs, seed = 3, 3
+    vector = cartpole_algo(n_envs, seed, start_steps=10 ** 6)
+    vector.train()
+    rows = memory_rows(vector.memory)
+    assert len(rows[0]) == 60
+    episodes, returns = 0, []
+    for index in range(n_envs):
+        single = cartpole_algo(1, seed + index, epoch_length=20, start_steps=10 ** 6)
+        single.train()
+        assert_rows_equal(of_env(rows, index, n_envs), memory_rows(single.memory))
+        episodes += single.episode
+        returns += single.loop.state.strategy_path_returns
+    # every environment's episodes were counted
+    assert episodes >= 6 and vector.episode == episodes
+    assert len(vector.loop.state.vector_episodes) == 2
+
+
+def test_acting_on_the_policy_matches_single_runs_with_the_same_policy():
+    """One batched forward pass and one OU process per environment (drawing from
+    RandomState(seed + i)) act as each single run's policy and OU noise would."""
+    n_envs, seed = 2, 5
+    vector = cartpole_algo(n_envs, seed, epoch_length=40)
+    weights = vector.policy.params.data.asnumpy()
+    vector.train()
+    rows = memory_rows(vector.memory)
+    for index in range(n_envs):
+        single = cartpole_algo(1, seed + index, epoch_length=20)
+        single.policy.params.data[:] = weights  # the vector run's initial policy
+        single.train()
+        # a batch-2 and a batch-1 forward pass may round differently in the last bit
+        assert_rows_equal(of_env(rows, index, n_envs), memory_rows(single.memory), close=True)
+    strategies = vector.loop.envs.strategies
+    assert strategies[0] is vector.strategy and strategies[1] is not vector.strategy
+    assert not np.array_equal(strategies[0].state, strategies[1].state)
+
+
+def test_no_transition_crosses_an_episode_boundary():
+    """gymnasium Pendulum with a 5-step time limit: inside an episode each s' is the next s;
+    at a cut, s' is the episode's true last observation (bootstrapped, not terminal) and the
+    next transition starts from a reset observation, compared with a plain gymnasium
+    environment replaying the stored actions."""
+    import gymnasium
+
+    n_envs, seed = 2, 7
+    algo = build_algorithm(env=normalize(GymEnv("Pendulum-v1", max_episode_steps=5)),
+                           n_envs=n_envs, seed=seed, n_epochs=1, epoch_length=24,
+                           batch_size=4, memory_size=100, memory_start_size=100,
+                           eval_samples=5, start_steps=10 ** 6)
+    algo.train()
+    rows = memory_rows(algo.memory)
+    for index in range(n_envs):
+        obs, act, rwd, end, nxt = of_env(rows, index, n_envs)
+        plain = gymnasium.make("Pendulum-v1", max_episode_steps=5)
+        expected_obs, _ = plain.reset(seed=seed + index)
+        for step in range(len(obs)):
+            np.testing.assert_allclose(obs[step], expected_obs, rtol=1e-6)
+            # normalize() maps [-1, 1] to Pendulum's [-2, 2]
+            observation, reward, terminated, truncated, _ = plain.step(2.0 * act[step])
+            np.testing.assert_allclose(nxt[step], observation, rtol=1e-6, atol=1e-6)
+            assert rwd[step] == pytest.approx(reward, rel=1e-5)
+            assert end[step] == 0.0  # Pendulum never terminates; cuts bootstrap
+            expected_obs = observation
+            if terminated or truncated:
+                assert (step + 1) % 5 == 0
+                expected_obs, _ = plain.reset()
+
+
+def test_updates_keep_the_update_to_data_ratio():
+    """gradient_steps updates per train_freq transitions, whatever the number of
+    environments: 4 environments, train_freq 3, gradient_steps 2, updates from the start."""
+    algo = cartpole_algo(4, epoch_length=48, batch_size=4, memory_start_size=4, train_freq=3,
+                         gradient_steps=2, n_epochs=2)
+    algo.train()
+    assert algo.total_env_steps == 96
+    assert algo.itr == (96 // 3) * 2
+    # as with one environment, no update before memory_start_size transitions are stored:
+    # the first multiple of 3 passes at 4 transitions, with 4 stored; none is skipped here
+    late = cartpole_algo(4, epoch_length=48, batch_size=4, memory_start_size=8, train_freq=3,
+                         gradient_steps=2, n_epochs=2)
+    late.train()
+    assert late.itr == (96 // 3 - 1) * 2
+
+
+def test_the_epoch_s_row_counts_every_environment_s_episodes():
+    from ddpg import logger
+    algo = cartpole_algo(3)
+    algo.train()
+    row = logger.last_tabular()
+    assert int(row["NumEsEpisodes"]) == algo.episode >= 6
+    assert int(row["TotalEnvSteps"]) == 60
+
+
+# ---------------------------------------------------------------------------------------------
+# sync and async
+
+
+def trained_params(algo):
+    algo.train()
+    params = {"%s.%s" % (network, name): value.asnumpy()
+              for network, arrays in all_network_params(algo).items()
+              for name, value in arrays.items()}
+    memory = [column.copy() for column in memory_rows(algo.memory)]
+    return params, memory
+
+
+def test_async_workers_give_the_sync_run_bit_for_bit():
+    """With updates running: the same transitions and the same parameters."""
+    options = dict(n_epochs=2, epoch_length=30, memory_start_size=16)
+    sync_params, sync_memory = trained_params(cartpole_algo(3, **options))
+    algo = cartpole_algo(3, vec_env="async", **options)
+    try:
+        async_params, async_memory = trained_params(algo)
+        pids = [process.pid for process in algo.loop.envs.vector._processes]
+    finally:
+        algo.close()
+    assert_rows_equal(async_memory, sync_memory)
+    for key, value in sync_params.items():
+        np.testing.assert_array_equal(async_params[key], value, err_msg=key)
+    assert len(set(pids)) == 3 and os.getpid() not in pids
+
+
+class FailingCartpole(CartpoleEnv):
+    """A cart-pole whose step raises at its 5th step if it was seeded with ``fail_seed``
+    (environment i of a run is seeded with seed + i)."""
+
+    fail_seed = None
+
+    def seed(self, seed):
+        self.given_seed = seed
+        return super(FailingCartpole, self).seed(seed)
+
+    def step(self, action):
+        self.steps_taken = getattr(self, "steps_taken", 0) + 1
+        if getattr(self, "given_seed", None) == self.fail_seed and self.steps_taken == 5:
+            raise RuntimeError("the simulator broke")
+        return super(FailingCartpole, self).step(action)
+
+
+@pytest.mark.parametrize("vec_env", ["sync", "async"])
+def test_an_environment_s_exception_names_the_environment(vec_env, monkeypatch):
+    monkeypatch.setattr(FailingCartpole, "fail_seed", 21 + 1)  # environment 1's
+    algo = build_algorithm(env=normalize(FailingCartpole()), n_envs=2, vec_env=vec_env,
+                           seed=21, n_epochs=1, epoch_length=20, batch_size=4, memory_size=50,
+                           memory_start_size=50, eval_samples=5, max_path_length=100)
+    try:
+        with pytest.raises(EnvError) as raised:
+            algo.train()
+    finally:
+        algo.close()
+    message = str(raised.value)
+    assert message.startswith("the environment raised RuntimeError in step() at step ")
+    assert "environment step 10 of the run) in environment 1: the simulator broke" in message
+    if vec_env == "sync":
+        assert isinstance(raised.value.__cause__, RuntimeError)
+    else:  # the worker's traceback, which names the line that raised
+        assert "(in its worker process)\nTraceback" in message
+        assert 'raise RuntimeError("the simulator broke")' in message
+
+
+def test_the_workers_ignore_ctrl_c_and_the_run_saves_its_environments(tmp_path):
+    """Ctrl-C reaches the whole process group: the workers stay, so the interrupted
+    checkpoint holds every environment; resumed, the run continues."""
+    from ddpg import logger
+    algo = cartpole_algo(2, vec_env="async", n_epochs=2, epoch_length=20, memory_start_size=8)
+    logger.set_snapshot_dir(str(tmp_path))
+    try:
+        workers = algo.loop.envs.vector._processes
+        for process in workers:
+            os.kill(process.pid, signal.SIGINT)
+        algo.train()
+        assert all(process.is_alive() for process in workers)
+        algo.save(str(tmp_path / "saved"))
+    finally:
+        algo.close()
+        logger.set_snapshot_dir(None)
+    resumed = cartpole_algo(2, vec_env="async", n_epochs=3, epoch_length=20,
+                            memory_start_size=8)
+    try:
+        resumed.restore(str(tmp_path / "saved"))
+        resumed.train()
+        assert resumed.total_env_steps == 60
+    finally:
+        resumed.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# checkpoints
+
+
+@pytest.mark.parametrize("vec_env", ["sync", "async"])
+def test_a_resumed_run_of_several_environments_is_bit_identical(tmp_path, vec_env):
+    """Mid-episode at the epoch boundary in every environment (7-step episodes, 10 steps
+    each an epoch): episodes, OU processes, generators and simulators all continue."""
+    options = dict(n_epochs=3, epoch_length=30, memory_start_size=16, vec_env=vec_env)
+
+    def run(n_epochs, checkpoint=None, save=None):
+        # each built just before it trains: building seeds numpy's global generator
+        algo = cartpole_algo(3, **dict(options, n_epochs=n_epochs))
+        try:
+            if checkpoint:
+                algo.restore(checkpoint)
+            outcome = trained_params(algo)
+            if save:
+                assert any(not algo.loop.episode_of(index).end
+                           and algo.loop.episode_of(index).path_length > 0
+                           for index in range(3))
+                algo.save(save)
+            return outcome
+        finally:
+            algo.close()
+
+    full_params, full_memory = run(3)
+    run(1, save=str(tmp_path / "ckpt"))
+    resumed_params, resumed_memory = run(3, checkpoint=str(tmp_path / "ckpt"))
+    assert_rows_equal(resumed_memory, full_memory)
+    for key, value in full_params.items():
+        np.testing.assert_array_equal(resumed_params[key], value, err_msg=key)
+
+
+def test_a_checkpoint_of_another_number_of_environments_is_refused(tmp_path):
+    algo = cartpole_algo(2)
+    algo.train()
+    algo.save(str(tmp_path / "ckpt"))
+    other = cartpole_algo(3)
+    with pytest.raises(CheckpointError, match="run with 2 environments; this one has 3"):
+        other.restore(str(tmp_path / "ckpt"))
+    assert other.epoch == 0 and other.memory is None
+
+
+def test_epoch_length_must_be_a_multiple_of_n_envs():
+    with pytest.raises(ValueError, match=r"epoch_length \(60\) must be a multiple of n_envs"):
+        cartpole_algo(7)
+    with pytest.raises(ValueError, match="vec_env must be 'sync' or 'async'"):
+        cartpole_algo(2, vec_env="threads")
