@@ -10,6 +10,8 @@ from ddpg.checkpoint import all_network_params
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
 from ddpg.errors import CheckpointError, EnvError
 
+from ddpg.strategies import OUStrategy
+
 from helpers import build_algorithm
 
 pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
@@ -286,3 +288,96 @@ def test_epoch_length_must_be_a_multiple_of_n_envs():
         cartpole_algo(7)
     with pytest.raises(ValueError, match="vec_env must be 'sync' or 'async'"):
         cartpole_algo(2, vec_env="threads")
+
+
+# ---------------------------------------------------------------------------------------------
+# the parts
+
+
+def test_clones_come_from_the_environment_s_own_clone():
+    from ddpg.envs.vector import clone_env
+
+    class Cloned(object):
+        made = None
+
+        def clone(self):
+            self.made = Cloned()
+            return self.made
+
+    env = Cloned()
+    assert clone_env(env) is env.made
+    plain = CartpoleEnv()
+    copied = clone_env(plain)  # no clone(): a deep copy
+    assert copied is not plain and type(copied) is CartpoleEnv
+
+
+def test_a_worker_s_error_says_which_environment_and_call():
+    from ddpg.envs.vector import AsyncVectorEnv, VectorEnvCallError
+    vector = AsyncVectorEnv([CartpoleEnv(), CartpoleEnv()])
+    try:
+        vector.reset([0, 1])
+        with pytest.raises(VectorEnvCallError) as raised:
+            vector.step([np.zeros(1), np.zeros(3)])  # environment 1's action is malformed
+        error = raised.value
+        assert (error.index, error.method) == (1, "step")
+        assert str(error).startswith("environment 1 raised %s in step(): " % error.error_type)
+        assert "Traceback" in error.worker_traceback
+        # both answers were read: the next call gets its own
+        assert len(vector.reset([0, 1])) == 2
+    finally:
+        vector.close()
+
+
+def test_a_strategy_that_cannot_be_copied_is_named():
+    class Uncopiable(OUStrategy):
+        def __deepcopy__(self, memo):
+            raise TypeError("holds a socket")
+
+    algo = cartpole_algo(2, strategy=Uncopiable)
+    with pytest.raises(ValueError, match="n_envs=2 needs one exploration strategy per "
+                                         r"environment, but Uncopiable cannot be copied "
+                                         r"\(holds a socket\)"):
+        algo.train()
+
+
+def test_the_policy_acts_for_every_environment_in_one_forward_pass():
+    algo = cartpole_algo(3, epoch_length=30)
+    calls = []
+    batch, single = algo.policy.get_action_batch, algo.policy.get_action
+    algo.policy.get_action_batch = lambda obs: calls.append(len(obs)) or batch(obs)
+    algo.policy.get_action = lambda obs: pytest.fail("the batch-1 executor acted")
+    algo.loop.start()
+    for _ in range(10):  # the epoch's steps (its evaluation acts with the batch-1 executor)
+        algo.loop.collect_step((1,), 1, False)
+    assert calls == [3] * 10 and algo.total_env_steps == 30
+    algo.policy.get_action = single
+
+
+def test_evaluation_normalises_with_the_statistics_of_a_worker_s_environment():
+    """normalize_obs: environment 0's running statistics live in its worker; after an epoch
+    the learner's copy (which evaluation reads) holds them, as in the sync run."""
+    def stats(vec_env):
+        algo = build_algorithm(env=normalize(CartpoleEnv(), normalize_obs=True), n_envs=2,
+                               vec_env=vec_env, n_epochs=1, epoch_length=20, batch_size=4,
+                               memory_size=50, memory_start_size=50, eval_samples=5, seed=2)
+        try:
+            algo.train()
+            return algo.env.get_param_values(), algo.eval_env.get_param_values()
+        finally:
+            algo.close()
+
+    (sync_env, sync_eval), (async_env, async_eval) = stats("sync"), stats("async")
+    for key in ("obs_mean", "obs_var"):
+        assert not np.array_equal(sync_env[key], np.zeros_like(sync_env[key]))
+        np.testing.assert_array_equal(async_env[key], sync_env[key])
+        np.testing.assert_array_equal(async_eval[key], sync_eval[key])
+
+
+def test_a_checkpoint_s_per_environment_lists_must_agree():
+    from ddpg.checkpoint.state import _check_environment_count
+    algo = cartpole_algo(2)
+    with pytest.raises(CheckpointError, match="^the checkpoint P has malformed "
+                                              "per-environment state$"):
+        _check_environment_count(algo, {"vector_envs": [{}], "vector_strategies": [],
+                                        "vector_generators": [{}]},
+                                 {"vector_episodes": [{}]}, "P")
