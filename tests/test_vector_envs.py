@@ -381,3 +381,91 @@ def test_a_checkpoint_s_per_environment_lists_must_agree():
         _check_environment_count(algo, {"vector_envs": [{}], "vector_strategies": [],
                                         "vector_generators": [{}]},
                                  {"vector_episodes": [{}]}, "P")
+
+
+def test_one_environment_acts_through_the_batch_1_executor_as_the_original():
+    algo = cartpole_algo(1, epoch_length=10)
+    algo.policy.get_action_batch = lambda obs: pytest.fail("a batched forward pass acted")
+    algo.loop.start()
+    for _ in range(10):
+        algo.loop.collect_step((1,), 1, False)
+    assert algo.total_env_steps == 10
+
+
+def test_a_policy_without_batched_acting_acts_per_environment():
+    algo = cartpole_algo(2, epoch_length=10)
+    policy = algo.policy
+
+    class PlainPolicy(object):  # a policy of the example's interface only
+        def __init__(self):
+            self.calls = 0
+
+        def get_action(self, obs):
+            self.calls += 1
+            return policy.get_action(obs)
+
+    plain = algo.loop.envs.algo.policy = PlainPolicy()
+    algo.loop.start()
+    for _ in range(5):
+        algo.loop.collect_step((1,), 1, False)
+    assert plain.calls == 10 and algo.total_env_steps == 10
+
+
+def test_generator_seeds_wrap_at_two_to_the_32():
+    algo = build_algorithm(env=normalize(GymEnv("Pendulum-v1")), n_envs=2, seed=2 ** 32 - 1,
+                           batch_size=4, memory_size=50, memory_start_size=50)
+    np.testing.assert_array_equal(algo.loop.envs.generators[1].get_state()[1],
+                                  np.random.RandomState(0).get_state()[1])
+
+
+class ScriptedConnection(object):
+    """A worker's end of the pipe, in this process: the commands to receive, then EOF."""
+
+    def __init__(self, commands):
+        self.commands = list(commands)
+        self.sent = []
+        self.closed = False
+
+    def recv(self):
+        if not self.commands:
+            raise EOFError
+        return self.commands.pop(0)
+
+    def send(self, message):
+        self.sent.append(message)
+
+    def close(self):
+        self.closed = True
+
+
+def _observation_size(env, extra):
+    return np.size(env.reset()) + extra
+
+
+def test_a_worker_runs_each_command_on_its_environment(monkeypatch):
+    """The worker's loop in this process (the tests above run it in forked processes, where
+    coverage tools do not see it): reset, step, apply, an error, then close or EOF."""
+    from ddpg.envs.vector import _serve
+    monkeypatch.setattr(signal, "signal", lambda *args: None)  # leave pytest's handler
+    env = CartpoleEnv()
+    env.seed(4)
+    reference = CartpoleEnv()
+    reference.seed(4)
+    first = reference.reset()
+    step = reference.step(np.array([0.5]))
+    connection = ScriptedConnection([("reset", None), ("step", np.array([0.5])),
+                                     ("apply", (_observation_size, (10,))),
+                                     ("step", np.zeros(3)), ("close", None), ("reset", None)])
+    _serve(connection, env)
+    assert connection.closed and len(connection.sent) == 4  # nothing after close
+    (status0, obs), (status1, stepped), (status2, size), (status3, error) = connection.sent
+    assert (status0, status1, status2, status3) == ("ok", "ok", "ok", "error")
+    np.testing.assert_array_equal(obs, first)
+    assert isinstance(stepped, tuple) and len(stepped) == 4
+    np.testing.assert_array_equal(stepped[0], step[0])
+    assert stepped[1:3] == tuple(step[1:3])
+    assert size == 4 + 10
+    assert error[0] in ("ValueError", "AssertionError", "IndexError") and "Traceback" in error[2]
+    eof = ScriptedConnection([("reset", None)])
+    _serve(eof, env)  # returns at EOF: the learner has gone
+    assert len(eof.sent) == 1 and not eof.closed
