@@ -340,8 +340,9 @@ def test_a_strategy_that_cannot_be_copied_is_named():
         algo.train()
 
 
-def test_the_policy_acts_for_every_environment_in_one_forward_pass():
-    algo = cartpole_algo(3, epoch_length=30)
+@pytest.mark.parametrize("n_envs", [2, 3])
+def test_the_policy_acts_for_every_environment_in_one_forward_pass(n_envs):
+    algo = cartpole_algo(n_envs, epoch_length=10 * n_envs)
     calls = []
     batch, single = algo.policy.get_action_batch, algo.policy.get_action
     algo.policy.get_action_batch = lambda obs: calls.append(len(obs)) or batch(obs)
@@ -349,7 +350,7 @@ def test_the_policy_acts_for_every_environment_in_one_forward_pass():
     algo.loop.start()
     for _ in range(10):  # the epoch's steps (its evaluation acts with the batch-1 executor)
         algo.loop.collect_step((1,), 1, False)
-    assert calls == [3] * 10 and algo.total_env_steps == 30
+    assert calls == [n_envs] * 10 and algo.total_env_steps == 10 * n_envs
     algo.policy.get_action = single
 
 
@@ -469,3 +470,64 @@ def test_a_worker_runs_each_command_on_its_environment(monkeypatch):
     eof = ScriptedConnection([("reset", None)])
     _serve(eof, env)  # returns at EOF: the learner has gone
     assert len(eof.sent) == 1 and not eof.closed
+
+
+def test_make_vector_env_names_the_modes():
+    from ddpg.envs.vector import make_vector_env
+    with pytest.raises(ValueError, match=r"^vec_env must be one of \('sync', 'async'\), got "
+                                         r"'threads'$"):
+        make_vector_env(CartpoleEnv(), 2, "threads", 0)
+
+
+def test_workers_are_named_daemons_and_a_dead_one_is_reported():
+    from ddpg.envs.vector import AsyncVectorEnv, VectorEnvCallError
+    vector = AsyncVectorEnv([CartpoleEnv(), CartpoleEnv()])
+    try:
+        processes = list(vector._processes)
+        assert [process.name for process in processes] == ["ddpg-env-0", "ddpg-env-1"]
+        assert all(process.daemon is True for process in processes)
+        vector.reset([0, 1])
+        os.kill(processes[1].pid, signal.SIGKILL)
+        processes[1].join(timeout=10)
+        with pytest.raises(VectorEnvCallError) as raised:
+            vector.step([np.zeros(1), np.zeros(1)])
+        error = raised.value
+        assert (error.index, error.method, error.error_type) == (1, "step", "WorkerDied")
+        assert error.message == "its worker process ended (exit code -9)"
+    finally:
+        vector.close()
+    assert not any(process.is_alive() for process in processes)
+
+
+def test_a_function_applied_in_this_process_names_itself_when_it_fails():
+    from ddpg.envs.vector import SyncVectorEnv, VectorEnvCallError
+
+    def broken_probe(env):
+        raise KeyError("no such field")
+
+    with pytest.raises(VectorEnvCallError) as raised:
+        SyncVectorEnv([CartpoleEnv()]).apply(broken_probe)
+    assert (raised.value.method, raised.value.error_type) == ("broken_probe", "KeyError")
+    assert isinstance(raised.value.__cause__, KeyError)
+
+
+def test_closing_and_syncing_before_any_environment_is_made_make_none():
+    algo = cartpole_algo(2, vec_env="async")
+    algo.loop.envs.sync_training_env()
+    algo.close()
+    assert algo.loop.envs._vector_env is None
+    algo.train()
+    processes = list(algo.loop.envs.vector._processes)
+    algo.close()
+    assert algo.loop.envs._vector_env is None
+    assert not any(process.is_alive() for process in processes)
+
+
+def test_running_statistics_are_the_normaliser_s_or_none():
+    from ddpg.training_envs import _running_statistics
+    normalised = normalize(CartpoleEnv(), normalize_obs=True)
+    statistics = _running_statistics(normalised)
+    assert set(statistics) >= {"obs_mean", "obs_var"}
+    np.testing.assert_array_equal(statistics["obs_mean"],
+                                  normalised.get_param_values()["obs_mean"])
+    assert _running_statistics(CartpoleEnv()) is None

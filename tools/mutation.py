@@ -69,6 +69,10 @@ UNREACHABLE_LAYOUT_LABEL = (
     "cannot raise: a target's parameters are inferred from the online network's own symbol "
     "and input shapes")
 EQUIVALENT = {
+    "ddpg.envs.vector.xǁAsyncVectorEnvǁclose__mutmut_9": (
+        "process.join(timeout=6)",
+        "how long close() waits for a worker that got 'close' before terminating it: the "
+        "workers answer at once, so only a hung worker's wait is a second longer"),
     "ddpg.checkpoint.npz_file.x_write_npz__mutmut_27": (
         "np.asanyarray(value), allow_pickle=None)",
         "write_array tests 'if not allow_pickle': None refuses objects as False does"),

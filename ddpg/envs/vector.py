@@ -171,7 +171,10 @@ class AsyncVectorEnv(object):
                 self._processes.append(process)
 
     def _send(self, index, command, data=None):
-        self._connections[index].send((command, data))
+        try:
+            self._connections[index].send((command, data))
+        except OSError:  # a worker that has died: its receive says so
+            pass
 
     def _receive(self, index, command):
         try:
