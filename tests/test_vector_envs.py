@@ -508,6 +508,7 @@ def test_a_function_applied_in_this_process_names_itself_when_it_fails():
     with pytest.raises(VectorEnvCallError) as raised:
         SyncVectorEnv([CartpoleEnv()]).apply(broken_probe)
     assert (raised.value.method, raised.value.error_type) == ("broken_probe", "KeyError")
+    assert raised.value.message == str(KeyError("no such field"))
     assert isinstance(raised.value.__cause__, KeyError)
 
 

@@ -69,6 +69,10 @@ UNREACHABLE_LAYOUT_LABEL = (
     "cannot raise: a target's parameters are inferred from the online network's own symbol "
     "and input shapes")
 EQUIVALENT = {
+    "ddpg.envs.vector.xǁAsyncVectorEnvǁ_receive__mutmut_3": (
+        "self._processes[index].join(timeout=2)",
+        "the wait for a worker whose pipe has closed, to read its exit code: it has ended, so "
+        "join returns at once"),
     "ddpg.envs.vector.xǁAsyncVectorEnvǁclose__mutmut_9": (
         "process.join(timeout=6)",
         "how long close() waits for a worker that got 'close' before terminating it: the "
