@@ -5,7 +5,7 @@
 "OurDDPG", Stable-Baselines3's zoo, CleanRL) found works as well or better on MuJoCo tasks.
 Both draw from numpy's global generator, which :class:`ddpg.DDPG` seeds and checkpoints save,
 unless their ``rng`` is set: with several environments each has a copy of the strategy drawing
-from a generator of its own (:class:`ddpg.training.TrainingLoop`).
+from a generator of its own (:mod:`ddpg.training_envs`).
 """
 import math
 

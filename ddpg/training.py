@@ -23,9 +23,9 @@ transitions, so ``gradient_steps`` updates per ``train_freq`` transitions keep t
 update-to-data ratio of a one-environment run.
 
 So a new collector or replay memory changes this module, not the algorithm. Reading
-:meth:`TrainingLoop.train` top to bottom follows a run: an epoch is ``epoch_length`` calls of
-:meth:`TrainingLoop.explore_step`, each followed by the updates due; then the divergence
-check, the evaluation and the epoch's row; then the checkpoint.
+:meth:`TrainingLoop.train` top to bottom follows a run: an epoch is ``epoch_length / n_envs``
+calls of :meth:`TrainingLoop.collect_step` (a step of every environment, then the updates
+due); then the divergence check, the evaluation and the epoch's row; then the checkpoint.
 """
 import dataclasses
 import sys
