@@ -6,11 +6,11 @@ an epoch's row is what training gathered: the exploration episodes' returns and 
 update statistics. Statistics that do not exist yet are left out of the row; the logger
 leaves their cells empty so every row of progress.csv has the same columns.
 """
-import copy
 
 import numpy as np
 
 from ddpg import faults, options
+from ddpg.envs import clone_env
 from ddpg.utils import discount_return, sample_paths
 
 
@@ -19,13 +19,7 @@ def make_eval_env(env, eval_env):
     ``eval_env`` when given, else ``env.clone()`` when it has one, else a deep copy."""
     if eval_env is not None:
         return eval_env
-    if callable(getattr(env, "clone", None)):
-        return env.clone()
-    try:
-        return copy.deepcopy(env)
-    except Exception as error:  # pylint: disable=broad-except
-        raise ValueError("could not copy the environment to evaluate on (%s); pass "
-                         "eval_env=... to DDPG" % (error,))
+    return clone_env(env, "to evaluate on", "pass eval_env=... to DDPG")
 
 
 def evaluation_due(epoch, n_epochs, eval_interval):

@@ -39,12 +39,12 @@ def position(algo, step=None):
     if step is None:
         episode = loop.episode_of(index) if loop is not None else algo
         step = episode.path_length + 1
-    if getattr(algo, "n_envs", 1) == 1:
-        return ("step %d of episode %d (epoch %d, environment step %d of the run)"
-                % (step, algo.episode, algo.epoch, algo.total_env_steps + 1))
-    # the environments' transitions of one step are counted in environment order
-    return ("step %d of episode %d (epoch %d, environment step %d of the run) in environment "
-            "%d" % (step, algo.episode, algo.epoch, loop.vector_step_start + index + 1, index))
+    several = getattr(algo, "n_envs", 1) > 1
+    # with several environments, the transitions of one step are counted in their order
+    transition = loop.vector_step_start + index + 1 if several else algo.total_env_steps + 1
+    where = ("step %d of episode %d (epoch %d, environment step %d of the run)"
+             % (step, algo.episode, algo.epoch, transition))
+    return where + " in environment %d" % index if several else where
 
 
 def env_error(algo, method, error_type, message, worker_traceback=None):

@@ -295,7 +295,7 @@ def test_epoch_length_must_be_a_multiple_of_n_envs():
 
 
 def test_clones_come_from_the_environment_s_own_clone():
-    from ddpg.envs.vector import clone_env
+    from ddpg.envs import clone_env
 
     class Cloned(object):
         made = None
@@ -305,10 +305,23 @@ def test_clones_come_from_the_environment_s_own_clone():
             return self.made
 
     env = Cloned()
-    assert clone_env(env) is env.made
+    assert clone_env(env, "for a test", "none") is env.made
     plain = CartpoleEnv()
-    copied = clone_env(plain)  # no clone(): a deep copy
+    copied = clone_env(plain, "for a test", "none")  # no clone(): a deep copy
     assert copied is not plain and type(copied) is CartpoleEnv
+
+
+def test_an_environment_that_cannot_be_copied_says_which_copy_and_what_to_do():
+    from ddpg.envs.vector import make_vector_env
+
+    class Uncopiable(CartpoleEnv):
+        def __deepcopy__(self, memo):
+            raise TypeError("holds a socket")
+
+    with pytest.raises(ValueError, match=r"^could not copy the environment for environment 1 "
+                                         r"of n_envs=2 \(holds a socket\); give it a clone\(\) "
+                                         r"method$"):
+        make_vector_env(Uncopiable(), 2, "sync", 0)
 
 
 def test_a_worker_s_error_says_which_environment_and_call():
@@ -446,7 +459,7 @@ def _observation_size(env, extra):
 def test_a_worker_runs_each_command_on_its_environment(monkeypatch):
     """The worker's loop in this process (the tests above run it in forked processes, where
     coverage tools do not see it): reset, step, apply, an error, then close or EOF."""
-    from ddpg.envs.vector import _serve
+    from ddpg.envs.vector import _reset, _serve, _step
     monkeypatch.setattr(signal, "signal", lambda *args: None)  # leave pytest's handler
     env = CartpoleEnv()
     env.seed(4)
@@ -454,9 +467,10 @@ def test_a_worker_runs_each_command_on_its_environment(monkeypatch):
     reference.seed(4)
     first = reference.reset()
     step = reference.step(np.array([0.5]))
-    connection = ScriptedConnection([("reset", None), ("step", np.array([0.5])),
-                                     ("apply", (_observation_size, (10,))),
-                                     ("step", np.zeros(3)), ("close", None), ("reset", None)])
+    connection = ScriptedConnection([("reset", _reset, ()), ("step", _step, (np.array([0.5]),)),
+                                     ("size", _observation_size, (10,)),
+                                     ("step", _step, (np.zeros(3),)), ("close", None, None),
+                                     ("reset", _reset, ())])
     _serve(connection, env)
     assert connection.closed and len(connection.sent) == 4  # nothing after close
     (status0, obs), (status1, stepped), (status2, size), (status3, error) = connection.sent
@@ -467,7 +481,7 @@ def test_a_worker_runs_each_command_on_its_environment(monkeypatch):
     assert stepped[1:3] == tuple(step[1:3])
     assert size == 4 + 10
     assert error[0] in ("ValueError", "AssertionError", "IndexError") and "Traceback" in error[2]
-    eof = ScriptedConnection([("reset", None)])
+    eof = ScriptedConnection([("reset", _reset, ())])
     _serve(eof, env)  # returns at EOF: the learner has gone
     assert len(eof.sent) == 1 and not eof.closed
 

@@ -5,11 +5,11 @@
 ``CartpoleEnv`` is the cart-pole of the original example, without Box2D.
 """
 
-from .base import Env, EnvSpec, Step, seed_env
+from .base import Env, EnvSpec, Step, clone_env, seed_env
 from .cartpole import CartpoleEnv
 from .gym_env import GymEnv
 from .normalized_env import NormalizedEnv, normalize
 from .spaces import Box, is_box_space
 
 __all__ = ["Box", "EnvSpec", "Step", "Env", "GymEnv", "normalize", "NormalizedEnv",
-           "CartpoleEnv", "seed_env", "is_box_space"]
+           "CartpoleEnv", "clone_env", "seed_env", "is_box_space"]

@@ -9,6 +9,7 @@ One addition to rllab: an episode cut by a time limit (not a true terminal state
 """
 
 import collections
+import copy
 
 
 class EnvSpec(object):
@@ -101,6 +102,19 @@ class Env(object):
     def log_diagnostics(self, paths):
         """Log environment-specific statistics of sampled paths; none by default."""
         return None
+
+
+def clone_env(env, purpose, remedy):
+    """A fresh, independent copy of ``env``: ``env.clone()`` when it has one (the library's
+    environments do: nothing shared), else a deep copy; a copy that fails is a ``ValueError``
+    saying what the copy was ``purpose`` for and the ``remedy``."""
+    if callable(getattr(env, "clone", None)):
+        return env.clone()
+    try:
+        return copy.deepcopy(env)
+    except Exception as error:  # pylint: disable=broad-except
+        raise ValueError("could not copy the environment %s (%s); %s"
+                         % (purpose, error, remedy))
 
 
 def seed_env(env, seed):

@@ -33,10 +33,10 @@ import multiprocessing
 import signal
 import traceback
 
-from ddpg.envs.base import seed_env
+from ddpg.envs.base import clone_env, seed_env
 
-__all__ = ["SyncVectorEnv", "AsyncVectorEnv", "VectorEnvCallError", "clone_env",
-           "make_vector_env", "VECTOR_ENV_MODES"]
+__all__ = ["SyncVectorEnv", "AsyncVectorEnv", "VectorEnvCallError", "make_vector_env",
+           "VECTOR_ENV_MODES"]
 
 #: The ``vec_env`` values: in this process, or one worker process per environment.
 VECTOR_ENV_MODES = ("sync", "async")
@@ -59,72 +59,74 @@ class VectorEnvCallError(RuntimeError):
         self.worker_traceback = worker_traceback
 
 
-def clone_env(env):
-    """A fresh, independent copy of ``env``: ``env.clone()`` when it has one (the library's
-    environments do: nothing shared), else a deep copy."""
-    if callable(getattr(env, "clone", None)):
-        return env.clone()
-    import copy
-    return copy.deepcopy(env)
+def _reset(env):
+    return env.reset()
 
 
-class SyncVectorEnv(object):
+def _step(env, action):
+    return tuple(env.step(action))
+
+
+class _VectorEnv(object):
+    """The interface of both kinds (see the module docstring), written once over
+    ``_run(indices, name, function, arguments)``: ``function(env_i, *arguments[k])`` for the
+    ``k``-th index ``i``, where environment ``i`` lives; an exception becomes a
+    :class:`VectorEnvCallError` naming ``name``."""
+
+    n_envs = 0
+
+    def reset(self, indices):
+        indices = list(indices)
+        return self._run(indices, "reset", _reset, [()] * len(indices))
+
+    def step(self, actions):
+        return self._run(range(self.n_envs), "step", _step, [(action,) for action in actions])
+
+    def apply(self, function, arguments=None):
+        return self._run(range(self.n_envs), function.__name__, function,
+                         arguments or [()] * self.n_envs)
+
+    def _run(self, indices, name, function, arguments):
+        raise NotImplementedError
+
+
+class SyncVectorEnv(_VectorEnv):
     """The environments ``envs``, stepped one after the other in this process."""
 
     def __init__(self, envs):
         self.envs = list(envs)
         self.n_envs = len(self.envs)
 
-    def _call(self, index, method, *args):
-        try:
-            return getattr(self.envs[index], method)(*args)
-        except Exception as error:  # pylint: disable=broad-except
-            raise VectorEnvCallError(index, method, type(error).__name__,
-                                     str(error)) from error
+    def _run(self, indices, name, function, arguments):
+        return [self._call(index, name, function, args)
+                for index, args in zip(indices, arguments)]
 
-    def reset(self, indices):
-        return [self._call(index, "reset") for index in indices]
-
-    def step(self, actions):
-        return [tuple(self._call(index, "step", action))
-                for index, action in enumerate(actions)]
-
-    def apply(self, function, arguments=None):
-        arguments = arguments or [()] * self.n_envs
-        return [self._call_function(index, function, args)
-                for index, args in enumerate(arguments)]
-
-    def _call_function(self, index, function, args):
+    def _call(self, index, name, function, args):
         try:
             return function(self.envs[index], *args)
         except Exception as error:  # pylint: disable=broad-except
-            raise VectorEnvCallError(index, function.__name__, type(error).__name__,
-                                     str(error)) from error
+            raise VectorEnvCallError(index, name, type(error).__name__, str(error)) from error
 
     def close(self):
         """Nothing to release: the environments belong to the caller."""
 
 
 def _serve(connection, env):
-    """A worker process's loop: run the commands of :class:`AsyncVectorEnv` on ``env``."""
+    """A worker process's loop: run each ``(name, function, args)`` received as
+    ``function(env, *args)`` and send back the result or the error, until ``"close"``."""
     # Ctrl-C reaches the whole process group: the learner handles it (and still needs this
     # environment to save its state in the interrupted checkpoint)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    commands = {
-        "reset": lambda _: env.reset(),
-        "step": lambda action: tuple(env.step(action)),
-        "apply": lambda call: call[0](env, *call[1]),
-    }
     while True:
         try:
-            command, data = connection.recv()
+            name, function, args = connection.recv()
         except EOFError:  # the learner has gone
             return
-        if command == "close":
+        if name == "close":
             connection.close()
             return
         try:
-            connection.send(("ok", commands[command](data)))
+            connection.send(("ok", function(env, *args)))
         except Exception as error:  # pylint: disable=broad-except
             connection.send(("error", (type(error).__name__, str(error),
                                        traceback.format_exc())))
@@ -144,7 +146,7 @@ def _ignoring_ctrl_c():
         signal.signal(signal.SIGINT, previous)
 
 
-class AsyncVectorEnv(object):
+class AsyncVectorEnv(_VectorEnv):
     """The environments ``envs``, each stepped in a worker process of its own.
 
     The workers are forked from this process, so they start from the very environment
@@ -170,56 +172,46 @@ class AsyncVectorEnv(object):
                 self._connections.append(mine)
                 self._processes.append(process)
 
-    def _send(self, index, command, data=None):
+    def _send(self, index, message):
         try:
-            self._connections[index].send((command, data))
+            self._connections[index].send(message)
         except OSError:  # a worker that has died: its receive says so
             pass
 
-    def _receive(self, index, command):
+    def _receive(self, index, name):
         try:
             status, result = self._connections[index].recv()
         except (EOFError, OSError):
             self._processes[index].join(timeout=1)
             code = self._processes[index].exitcode
-            raise VectorEnvCallError(index, command, "WorkerDied",
+            raise VectorEnvCallError(index, name, "WorkerDied",
                                      "its worker process ended (exit code %s)" % code)
         if status == "error":
             error_type, message, worker_traceback = result
-            raise VectorEnvCallError(index, command, error_type, message, worker_traceback)
+            raise VectorEnvCallError(index, name, error_type, message, worker_traceback)
         return result
 
-    def _all(self, indices, command, data):
-        for index, item in zip(indices, data):
-            self._send(index, command, item)
+    def _run(self, indices, name, function, arguments):
+        indices = list(indices)
+        for index, args in zip(indices, arguments):
+            self._send(index, (name, function, tuple(args)))
         # every answer is read before an error is raised, so no reply is left in a pipe
         results, failure = [], None
         for index in indices:
             try:
-                results.append(self._receive(index, command))
+                results.append(self._receive(index, name))
             except VectorEnvCallError as error:
                 failure = failure or error
         if failure is not None:
             raise failure
         return results
 
-    def reset(self, indices):
-        return self._all(list(indices), "reset", [None] * len(indices))
-
-    def step(self, actions):
-        return self._all(range(self.n_envs), "step", actions)
-
-    def apply(self, function, arguments=None):
-        arguments = arguments or [()] * self.n_envs
-        return self._all(range(self.n_envs), "apply",
-                         [(function, tuple(args)) for args in arguments])
-
     def close(self):
         """End the workers (also done when this process ends)."""
         for connection, process in zip(self._connections, self._processes):
             if process.is_alive():
                 try:
-                    connection.send(("close", None))
+                    connection.send(("close", None, None))
                 except (BrokenPipeError, OSError):
                     pass
             process.join(timeout=5)
@@ -236,7 +228,8 @@ def make_vector_env(env, n_envs, mode, seed):
         raise ValueError("vec_env must be one of %s, got %r" % (VECTOR_ENV_MODES, mode))
     envs = [env]
     for index in range(1, n_envs):
-        clone = clone_env(env)
+        clone = clone_env(env, "for environment %d of n_envs=%d" % (index, n_envs),
+                          "give it a clone() method")
         seed_env(clone, seed + index)
         envs.append(clone)
     return SyncVectorEnv(envs) if mode == "sync" else AsyncVectorEnv(envs)
