@@ -59,6 +59,10 @@ class TrainingLoop(object):
         self._skipped_before_epoch = 0
         #: the environments with their strategies and generators
         self.envs = TrainingEnvironments(algo, self)
+        #: what collects the transitions instead of the environments above, when set (e.g.
+        #: :class:`ddpg.distributed.RayActors`): its ``collect_step(loop, log_scalars)`` takes
+        #: ``steps_per_epoch()`` turns an epoch
+        self.collector = None
         #: the environment being stepped, and the transitions counted before the step of
         #: every environment began: fault messages say where (:func:`ddpg.faults.position`)
         self.current_env = 0
@@ -71,8 +75,11 @@ class TrainingLoop(object):
         return self.state if index == 0 else self.state.vector_episodes[index - 1]
 
     def close(self):
-        """Stop the environments' worker processes, if any (``vec_env="async"``)."""
+        """Stop the environments' worker processes, if any (``vec_env="async"``), and the
+        collector's."""
         self.envs.close()
+        if self.collector is not None:
+            self.collector.close()
 
     # -- the run -----------------------------------------------------------------------------
 
@@ -123,6 +130,8 @@ class TrainingLoop(object):
         if unstarted:
             for index, obs in zip(unstarted, self._reset_envs(unstarted)):
                 self.episode_of(index).obs = obs
+        if self.collector is not None:
+            self.collector.start()
 
     def run_epoch(self, epoch):
         """``epoch_length`` environment steps with the updates due, then the epoch's row."""
@@ -134,16 +143,24 @@ class TrainingLoop(object):
         # values "as they happen" (episode returns, update losses) for TensorBoard
         log_scalars = logger.has_scalar_outputs()
         logger.log("Training started")
-        # a step of every environment at once: epoch_length transitions
-        steps = range(algo.epoch_length // algo.n_envs)
+        collector = self.collector
+        # a step of every environment at once (or a collector's turn): epoch_length transitions
+        steps = range(algo.epoch_length // algo.n_envs if collector is None
+                      else collector.steps_per_epoch())
         if algo.progress_bar:
             # an explicit stream: pyprind otherwise prints nothing but a warning when
             # stdout is not a terminal
             steps = pyprind.prog_bar(steps, stream=sys.stderr)
         for _ in steps:
-            self.collect_step(action_shape, act_dim, log_scalars)
+            if collector is None:
+                self.collect_step(action_shape, act_dim, log_scalars)
+            else:
+                collector.collect_step(self, log_scalars)
         logger.log("Training finished")
-        self.envs.sync_training_env()
+        if collector is None:
+            self.envs.sync_training_env()
+        else:
+            collector.end_epoch()
         faults.check_divergence(epoch, algo.update_stats.averages(),
                                 checkpoint.all_network_params(algo))
         algo.evaluate(epoch, self.memory)
@@ -152,6 +169,8 @@ class TrainingLoop(object):
         logger.record_tabular("TotalEnvSteps", state.total_env_steps)
         logger.record_tabular("NumUpdates", state.itr)
         logger.record_tabular("Time", state.train_time)
+        if collector is not None:
+            collector.record_tabular(logger)
         if algo.skip_nonfinite:
             logger.record_tabular("SkippedNonFinite",
                                   state.n_skipped_nonfinite - self._skipped_before_epoch)

@@ -65,9 +65,11 @@ class TrainingEnvironments(object):
     def __init__(self, algo, loop):
         self.algo = algo
         self.loop = loop
-        #: each environment's random generator (numpy's global one for environment 0)
-        self.generators = [np.random] + [np.random.RandomState((algo.seed + index) % (1 << 32))
-                                         for index in range(1, algo.n_envs)]
+        #: each environment's random generator (numpy's global one for environment 0, unless
+        #: ``algo`` has an ``env_generator``, as an experience actor does)
+        self.generators = [getattr(algo, "env_generator", np.random)] + [
+            np.random.RandomState((algo.seed + index) % (1 << 32))
+            for index in range(1, algo.n_envs)]
         self._strategy_copies = None
         self._vector_env = None
 

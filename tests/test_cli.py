@@ -257,7 +257,8 @@ def test_help_shows_every_default_once(scripts, name):
 def test_run_ddpg_help_groups_its_flags(scripts):
     titles = [group.title for group in scripts["run_ddpg.py"].build_parser()._action_groups]
     assert titles[2:] == ["environment", "algorithm (DDPG arguments)", "networks",
-                          "exploration", "run", "logging and checkpoints"]
+                          "exploration", "distributed collection (Ray actors)", "run",
+                          "logging and checkpoints"]
     text = " ".join(scripts["run_ddpg.py"].build_parser().format_help().split())
     assert ("--policy-delay POLICY_DELAY Q updates per policy and target update (default: 1 "
             "for ddpg, as the original; 2 for td3) --target-noise") in text

@@ -15,7 +15,7 @@ EXAMPLE_MODULES = ["ddpg", "td3", "policies", "qfuncs", "replay_mem", "strategie
 CORE_MODULES = ["__init__", "version", "executors", "training", "training_state",
                 "training_envs", "evaluation", "hyperparams", "faults", "options", "plain_data"]
 COMMANDS = ["plot", "export", "__main__"]  # python -m ddpg.plot / ddpg.export / ddpg
-SUBPACKAGES = ["backend", "checkpoint", "envs", "experiment", "logging"]
+SUBPACKAGES = ["backend", "checkpoint", "distributed", "envs", "experiment", "logging"]
 
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
@@ -105,6 +105,15 @@ def test_nothing_below_the_tooling_imports_it():
             continue
         for name in imported_ddpg_modules(path):
             assert not name.startswith("ddpg.experiment"), "%s imports %s" % (dotted, name)
+
+
+def test_only_the_tooling_knows_the_distributed_collection():
+    """The training loop takes any collector; Ray actors are attached from outside it."""
+    for dotted, path in modules().items():
+        if _layer(dotted) in ("experiment", "distributed"):
+            continue
+        for name in imported_ddpg_modules(path):
+            assert not name.startswith("ddpg.distributed"), "%s imports %s" % (dotted, name)
 
 
 def test_the_checkpoint_knows_no_algorithm_s_attributes_by_name():

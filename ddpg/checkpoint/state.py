@@ -7,7 +7,8 @@ Python's global generators, the exploration strategy's state, the epoch's runnin
 statistics and both environments' states (:mod:`ddpg.checkpoint.env_state`). With several
 training environments (``n_envs``), environment 0 is saved as above and the others' episodes
 (``counters["vector_episodes"]``), states (``vector_envs``), strategies
-(``vector_strategies``) and generators (``vector_generators``) beside it.
+(``vector_strategies``) and generators (``vector_generators``) beside it. A run collecting
+through actors (:mod:`ddpg.distributed`) adds their state under ``collector``.
 
 :func:`capture_training_state` gives that state as a dict; :func:`prepare_training_state`
 checks a saved one against an algorithm without changing anything and returns the function
@@ -71,7 +72,24 @@ def capture_training_state(algo):
                                         for strategy in algo.loop.envs.strategies[1:]],
                      vector_generators=[generator.get_state()
                                         for generator in algo.loop.envs.generators[1:]])
+    collector = getattr(algo.loop, "collector", None)
+    if collector is not None:
+        state["collector"] = collector.get_checkpoint_state()
     return state
+
+
+def _prepare_collector(algo, saved, path, log):
+    """The function assigning the collector's saved state (:mod:`ddpg.distributed`), if
+    both the checkpoint and ``algo`` have a collector."""
+    collector = getattr(algo.loop, "collector", None)
+    if collector is None:
+        if saved is not None:
+            log("The checkpoint %s was collected by actors; this run collects with its own "
+                "environments" % path)
+        return lambda: None
+    if saved is None:
+        return lambda: None
+    return collector.prepare_checkpoint_state(saved, path)
 
 
 def _prepare_strategy(strategy, saved, path):
@@ -210,6 +228,7 @@ def prepare_training_state(algo, state, path, log):
                         in zip(algo.loop.envs.strategies, saved_strategies)]
     apply_generators = _prepare_vector_generators(algo, state, path)
     apply_stats = _prepare_update_stats(algo, state.get("update_stats"), path)
+    apply_collector = _prepare_collector(algo, state.get("collector"), path, log)
     env_states = [state["env"]] + list(state.get("vector_envs", []))
     restored = {name: list(value) if isinstance(value, list) else value
                 for name, value in counters.items()}
@@ -229,6 +248,7 @@ def prepare_training_state(algo, state, path, log):
         apply_generators()
         apply_environments()
         apply_stats()
+        apply_collector()
         for index, (episode, saved_env) in enumerate(zip(episodes, env_states)):
             mid_episode = episode.get("obs") is not None and not episode.get("end", False)
             if mid_episode and saved_env["episode"] != env_state.EXACT:

@@ -8,6 +8,8 @@ setting becomes a :class:`ddpg.experiment.script.UsageError` naming its flag. Th
 ``ddpg-train`` built it. The algorithm's arguments come from the flags through
 :func:`ddpg.hyperparams.from_flags`.
 """
+import re
+
 from ddpg import DDPG, hyperparams
 from ddpg.backend.context import num_gpus
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
@@ -25,7 +27,7 @@ from ddpg.strategies import GaussianStrategy, OUStrategy
 from ddpg.td3 import TD3
 
 __all__ = ["ALGORITHMS", "make_env", "check_ctx", "build_env", "prepare_run", "make_strategy",
-           "make_algorithm"]
+           "make_algorithm", "attach_actors"]
 
 #: The classes of run_ddpg.py's --algo values.
 ALGORITHMS = {"ddpg": DDPG, "td3": TD3}
@@ -99,12 +101,42 @@ def prepare_run(argv):
         algo = make_algorithm(args, env, max_path_length)
     except ValueError as error:
         raise usage_error(error) from error
+    attach_actors(args, algo)
     if args.resume:
         try:
             algo.restore(args.resume, trust_pickle=args.trust_pickle)
         except CheckpointError as error:
             raise UsageError("--resume %s: %s" % (args.resume, error)) from error
     return args, env, max_path_length, algo
+
+
+#: RayActors' arguments -> the flags that set them
+_ACTOR_FLAGS = {"n_actors": "--ray-actors", "weight_sync_every": "--weight-sync-every",
+                "mode": "--ray-mode", "chunk": "--ray-chunk", "epoch_length": "--epoch-length",
+                "n_envs": "--n-envs"}
+
+
+def attach_actors(args, algo):
+    """Collect through Ray actors when ``--ray-actors`` asks (:mod:`ddpg.distributed`)."""
+    if not args.ray_actors:
+        if args.ray_address:
+            raise UsageError("--ray-address names the cluster of --ray-actors: give "
+                             "--ray-actors K too")
+        return
+    from ddpg.distributed.ray_actors import RayActors, import_ray
+    try:
+        import_ray()
+    except ImportError as error:
+        raise UsageError("--ray-actors: %s" % error) from error
+    try:
+        RayActors(algo, args.ray_actors, address=args.ray_address,
+                  weight_sync_every=args.weight_sync_every, mode=args.ray_mode,
+                  chunk=args.ray_chunk).attach()
+    except ValueError as error:
+        message = str(error)
+        named = [flag for name, flag in _ACTOR_FLAGS.items()
+                 if re.search(r"\b%s\b" % name, message)]
+        raise UsageError("%s (set with %s)" % (message, " and ".join(named))) from error
 
 
 def make_strategy(args, env_spec):

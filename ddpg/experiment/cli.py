@@ -30,7 +30,7 @@ __all__ = ["RESUME_FLAGS", "INVOCATION_FLAGS", "RaisingArgumentParser", "split_r
 #: (:mod:`ddpg.experiment.resume` refuses the others).
 RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "no_log_dir", "overwrite", "snapshot_mode",
                 "snapshot_gap", "ctx", "no_progress_bar", "tensorboard", "tensorboard_every",
-                "debug", "trust_pickle")
+                "debug", "trust_pickle", "ray_address")
 #: Flags about one invocation, not the run: not saved in checkpoints.
 INVOCATION_FLAGS = ("resume", "trust_pickle", "debug", "overwrite")
 
@@ -95,6 +95,7 @@ def build_parser(parser_class=argparse.ArgumentParser):
         add_hyperparameter(algo, name)
     _add_network_flags(parser.add_argument_group("networks"))
     _add_exploration_flags(parser.add_argument_group("exploration"))
+    _add_actor_flags(parser.add_argument_group("distributed collection (Ray actors)"))
     _add_run_flags(parser.add_argument_group("run"))
     _add_logging_flags(parser.add_argument_group("logging and checkpoints"))
     return parser
@@ -158,6 +159,25 @@ def _add_exploration_flags(noise):
     noise.add_argument("--gaussian-decay-steps", type=int, default=None,
                        help="actions over which sigma decays to --gaussian-sigma-min")
     add_hyperparameter(noise, "start_steps")
+
+
+def _add_actor_flags(actors):
+    actors.add_argument("--ray-actors", type=int, default=0, metavar="K",
+                        help="collect with K Ray actor processes, each with --n-envs "
+                             "environments and a CPU copy of the policy (0: this process "
+                             "collects)")
+    actors.add_argument("--ray-address", default=None, metavar="ADDR",
+                        help="with --ray-actors: an existing Ray cluster (default: a local "
+                             "one)")
+    actors.add_argument("--weight-sync-every", type=int, default=1, metavar="U",
+                        help="with --ray-actors: send the actors the policy's weights every "
+                             "U updates")
+    actors.add_argument("--ray-mode", choices=["deterministic", "async"],
+                        default="deterministic",
+                        help="with --ray-actors: deterministic (chunks in a fixed order; "
+                             "reproducible, exact resume) or async (as they arrive)")
+    actors.add_argument("--ray-chunk", type=int, default=100, metavar="T",
+                        help="with --ray-actors: transitions an actor collects per request")
 
 
 def _add_run_flags(run):

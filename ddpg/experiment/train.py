@@ -75,6 +75,7 @@ def _train(args, algo, max_path_length, folder):
             raise
         raise RunWriteError(_write_error_message(args, error)) from error
     finally:
+        algo.close()  # worker processes and actors
         close_logging(args.log_dir)
     return algo
 
