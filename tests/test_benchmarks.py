@@ -426,13 +426,19 @@ def test_the_collection_benchmark_prints_and_writes_its_figures(tmp_path):
     result = subprocess.run(
         [sys.executable, os.path.join(REPO, "benchmarks", "collection.py"), "--envs",
          "Pendulum-v1", "--n-envs", "1", "2", "--steps", "16", "--train-steps", "8",
-         "--json", out], capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+         "--actors", "1", "--ray-chunk", "8", "--json", out], capture_output=True, text=True,
+        timeout=300, cwd=str(tmp_path))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "collection without updates, Pendulum-v1" in result.stdout
+    assert "collection without updates by Ray actors" in result.stdout
     with open(out) as handle:
         figures = json.load(handle)
-    assert set(figures["collection"]) == {"Pendulum-v1/1", "Pendulum-v1/2"}
-    assert all(rate > 0 for row in figures["collection"].values() for rate in row.values())
+    assert set(figures["collection"]) == {"Pendulum-v1/1", "Pendulum-v1/2", "Pendulum-v1/ray1"}
+    assert all(rate > 0 for row in figures["collection"].values()
+               for rate in (row.values() if isinstance(row, dict) else [row]))
     assert set(figures["training"]) == {"Pendulum-v1/1 environment",
                                         "Pendulum-v1/4 environments, sync",
-                                        "Pendulum-v1/4 environments, async"}
+                                        "Pendulum-v1/4 environments, async",
+                                        "Pendulum-v1/2 Ray actors, deterministic",
+                                        "Pendulum-v1/2 Ray actors, async"}
+    assert all(rate > 0 for rate in figures["training"].values())

@@ -13,7 +13,7 @@ from ddpg.checkpoint import all_network_params
 from ddpg.distributed import ExperienceActor, RayActors
 from ddpg.distributed.actor import PolicyCopy, actor_seed, actor_spec, warmup_share
 from ddpg.envs import CartpoleEnv, normalize
-from ddpg.errors import CheckpointError
+from ddpg.errors import CheckpointError, EnvError
 from ddpg import logger
 
 from helpers import build_algorithm
@@ -21,11 +21,11 @@ from helpers import build_algorithm
 pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
 
 
-def cartpole_algo(seed=3, **overrides):
+def cartpole_algo(seed=3, env=None, **overrides):
     options = dict(seed=seed, n_epochs=2, epoch_length=80, batch_size=8, memory_size=1000,
                    memory_start_size=40, max_path_length=7, eval_samples=14)
     options.update(overrides)
-    return build_algorithm(env=normalize(CartpoleEnv()), **options)
+    return build_algorithm(env=env or normalize(CartpoleEnv()), **options)
 
 
 def weights_of(algo):
@@ -280,3 +280,41 @@ def test_the_command_line_names_the_flag_to_fix(flags, message):
     from ddpg.experiment.script import UsageError
     with pytest.raises(UsageError, match=message):
         prepare_run(["--no-log-dir"] + flags)
+
+
+class BreakingCartpole(CartpoleEnv):
+    """A cart-pole whose 5th step raises."""
+
+    def step(self, action):
+        self.steps_taken = getattr(self, "steps_taken", 0) + 1
+        if self.steps_taken == 5:
+            raise RuntimeError("the simulator broke")
+        return super(BreakingCartpole, self).step(action)
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_an_actor_s_environment_error_names_the_actor(monkeypatch):
+    import ray.cloudpickle
+    # this module is not importable in the actors' processes: send the class by value
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        algo = cartpole_algo(env=normalize(BreakingCartpole()))
+        RayActors(algo, 2, chunk=20).attach()
+        with pytest.raises(EnvError, match=r"in Ray actor 0, counting its own steps and "
+                                           r"episodes: the environment raised RuntimeError "
+                                           r"in step\(\) at step 5 of episode 0"):
+            algo.train()
+        algo.close()
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_an_actor_that_cannot_start_stops_the_run_instead_of_restarting_forever():
+    # by reference: the actors cannot import this module, so each one dies at its start
+    algo = cartpole_algo(env=normalize(BreakingCartpole()))
+    RayActors(algo, 2, chunk=20).attach()
+    with pytest.raises(RuntimeError, match="actor 0 died before delivering a chunk since it "
+                                           "started, so it is not restarted"):
+        algo.train()
+    algo.close()

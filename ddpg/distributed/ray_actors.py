@@ -25,6 +25,9 @@ Modes:
 
 An actor whose process dies is replaced by a new one (the next seed of its index, the current
 weights) and the run goes on; the chunk it was collecting is counted in ``LostTransitions``.
+One that dies before its first chunk (it cannot start: an environment that cannot be
+unpickled in its process, say) stops the run with a RuntimeError instead of being restarted
+forever.
 Nothing the learner holds is lost. Each epoch's row adds ``PolicyLagMean``, ``PolicyLagMax``,
 ``LostTransitions``, ``ActorRestarts`` and ``Actor<k>StepsPerSec`` (an actor's transitions
 over the seconds it spent collecting them).
@@ -36,7 +39,7 @@ import os
 import numpy as np
 
 from ddpg.distributed.actor import ExperienceActor, actor_spec
-from ddpg.errors import CheckpointError
+from ddpg.errors import CheckpointError, EnvError
 
 __all__ = ["RayActors", "MODES", "RAY_INSTALL"]
 
@@ -100,6 +103,7 @@ class RayActors(object):
         self._pending = {}  # actor index -> the ObjectRef of its chunk in flight
         self._weights = None  # (version, ObjectRef) of the latest published weights
         self._sent_version = {}  # actor index -> the version it was last sent
+        self._delivered = {}  # actor index -> whether it has sent a chunk since it started
         self._requested = 0  # transitions requested this epoch (deterministic)
         self._next_actor = 0  # whose chunk is taken next (deterministic)
         self._saved_actors = None  # actor states of a checkpoint, given when they start
@@ -138,6 +142,7 @@ class RayActors(object):
                                             ExperienceActor)
         spec = actor_spec(self.algo, index, self.n_actors, self.chunk, self.starts[index])
         self._sent_version.pop(index, None)
+        self._delivered[index] = False
         return remote_class.options(name=None).remote(spec)
 
     def close(self):
@@ -218,11 +223,22 @@ class RayActors(object):
                 index = next(i for i, ref in self._pending.items() if ref == ready)
             del self._pending[index]
             try:
-                return ray.get(ready)
-            except ray.exceptions.RayActorError:
+                chunk = ray.get(ready)
+            except ray.exceptions.RayActorError as error:
+                if not self._delivered[index]:
+                    # it died before its first chunk: a replacement would too
+                    raise RuntimeError("actor %d died before delivering a chunk since it "
+                                       "started, so it is not restarted: %s"
+                                       % (index, error)) from error
                 self._replace(index)
+                continue
             except ray.exceptions.RayTaskError as error:
+                if isinstance(error.cause, EnvError):  # its position is the actor's own
+                    raise EnvError("in Ray actor %d, counting its own steps and episodes: %s"
+                                   % (index, error.cause)) from error
                 raise error.as_instanceof_cause()
+            self._delivered[index] = True
+            return chunk
 
     def _replace(self, index):
         """Actor ``index`` died: a new one, from the current weights; its chunk is lost."""
