@@ -164,7 +164,7 @@ class TrainingLoop(object):
         faults.check_divergence(epoch, algo.update_stats.averages(),
                                 checkpoint.all_network_params(algo))
         algo.evaluate(epoch, self.memory)
-        state.strategy_path_returns = []  # the row has recorded them
+        self.take_exploration_returns()  # the row has recorded them
         state.train_time += time.time() - epoch_start
         logger.record_tabular("TotalEnvSteps", state.total_env_steps)
         logger.record_tabular("NumUpdates", state.itr)
@@ -187,6 +187,12 @@ class TrainingLoop(object):
                - (state.total_env_steps - algo.n_envs) // algo._train_freq)
         if due and self.memory.size >= algo.memory_start_size:
             self.run_updates(log_scalars, due)
+
+    def take_exploration_returns(self):
+        """The returns of the exploration episodes finished since the last call, which
+        start again from none (an epoch's row and an actor's chunk each report their own)."""
+        returns, self.state.strategy_path_returns = self.state.strategy_path_returns, []
+        return returns
 
     def run_updates(self, log_scalars, times=1):
         """``times * gradient_steps`` updates (``algo.do_update``) on batches from the memory;

@@ -56,6 +56,8 @@ MODULES = {
     "checkpoint.npz_file": "ddpg/checkpoint/npz_file.py",
     "vector_env": "ddpg/envs/vector.py",
     "training_envs": "ddpg/training_envs.py",
+    "distributed.actor": "ddpg/distributed/actor.py",
+    "distributed.ray_actors": "ddpg/distributed/ray_actors.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it

@@ -181,10 +181,9 @@ class ExperienceActor(object):
         chunk = {"obs": memory.obss[:size].copy(), "act": memory.acts[:size].copy(),
                  "rwd": memory.rwds[:size].copy(), "end": memory.ends[:size].copy(),
                  "nxt": memory.nxts[:size].copy(), "steps": run.memory_size,
-                 "returns": list(loop.state.strategy_path_returns), "version": self.version,
+                 "returns": loop.take_exploration_returns(), "version": self.version,
                  "seconds": seconds, "index": self.index}
         memory.top = memory.size = 0
-        loop.state.strategy_path_returns = []
         return chunk
 
     def running_statistics(self):

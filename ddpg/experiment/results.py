@@ -125,7 +125,8 @@ RUN_ARGS_FILES = ("run_args.json", "params.json")
 #: in these (seeds above all) are averaged together.
 NOT_SETTINGS = frozenset(["seed", "log_dir", "resume", "n_epochs", "ctx", "no_progress_bar",
                           "snapshot_mode", "snapshot_gap", "debug", "tensorboard",
-                          "tensorboard_every", "trust_pickle", "no_log_dir", "overwrite"])
+                          "tensorboard_every", "trust_pickle", "no_log_dir", "overwrite",
+                          "ray_address"])
 #: At most this many differing settings are written into a curve's label.
 LABEL_SETTINGS = 4
 
