@@ -106,6 +106,23 @@ def test_an_actor_continues_exactly_from_its_state_and_leaves_numpy_s_generator_
         assert got["returns"] == want["returns"]
 
 
+def test_an_actor_s_state_of_another_arrangement_is_refused_naming_the_actor():
+    """A state from an actor with two environments does not fit one with one; the error
+    says which actor's state it was, and the actor keeps collecting as before."""
+    from ddpg.checkpoint import CheckpointError
+    two_envs = cartpole_algo(n_envs=2, start_steps=15)
+    saved_actor = ExperienceActor(actor_spec(two_envs, 1, 2, 10))
+    saved_actor.collect(*weights_of(two_envs))
+    saved = saved_actor.get_state()
+    algo = cartpole_algo(start_steps=15)
+    actor = ExperienceActor(actor_spec(algo, 1, 2, 10))
+    twin = ExperienceActor(actor_spec(algo, 1, 2, 10))
+    with pytest.raises(CheckpointError, match=r"the checkpoint of actor 1 "):
+        actor.set_state(saved)
+    got, want = actor.collect(*weights_of(algo)), twin.collect(*weights_of(algo))
+    np.testing.assert_array_equal(got["obs"], want["obs"])
+
+
 def test_the_warm_up_is_shared_and_the_seeds_are_distinct():
     assert [warmup_share(10, 3, index) for index in range(3)] == [4, 3, 3]
     assert sum(warmup_share(7, 4, index) for index in range(4)) == 7

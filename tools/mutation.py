@@ -71,6 +71,10 @@ UNREACHABLE_LAYOUT_LABEL = (
     "cannot raise: a target's parameters are inferred from the online network's own symbol "
     "and input shapes")
 EQUIVALENT = {
+    "ddpg.distributed.actor.xǁExperienceActorǁcollect__mutmut_24": (
+        "loop.explore_step(action_shape, act_dim, True)",
+        "an actor's logger is a fresh Logger with no TensorBoard output, so asking its "
+        "exploration steps to record episode scalars writes nothing"),
     "ddpg.envs.vector.xǁAsyncVectorEnvǁ_receive__mutmut_3": (
         "self._processes[index].join(timeout=2)",
         "the wait for a worker whose pipe has closed, to read its exit code: it has ended, so "
