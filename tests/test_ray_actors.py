@@ -123,6 +123,18 @@ def test_an_actor_s_state_of_another_arrangement_is_refused_naming_the_actor():
     np.testing.assert_array_equal(got["obs"], want["obs"])
 
 
+def test_an_actor_hands_matrix_actions_to_its_environment_and_stores_them_flat():
+    """With a (2, 2) action space the actor's environment gets matrices and the chunk holds
+    the 4 flat values, in the uniform warm-up and from the policy alike."""
+    from test_training import MatrixActionEnv
+    algo = cartpole_algo(env=MatrixActionEnv(), start_steps=6)
+    actor = ExperienceActor(actor_spec(algo, 0, 1, 12))
+    chunk = actor.collect(*weights_of(algo))
+    assert chunk["act"].shape == (12, 4)
+    assert actor.run.env.shapes == [(2, 2)] * 12
+    assert np.all(np.abs(chunk["act"]) <= 1.0)
+
+
 def test_the_warm_up_is_shared_and_the_seeds_are_distinct():
     assert [warmup_share(10, 3, index) for index in range(3)] == [4, 3, 3]
     assert sum(warmup_share(7, 4, index) for index in range(4)) == 7
