@@ -17,6 +17,7 @@ from ddpg.errors import CheckpointError, EnvError
 from ddpg import logger
 
 from helpers import build_algorithm
+from test_training import MatrixActionEnv
 
 pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
 
@@ -109,7 +110,6 @@ def test_an_actor_continues_exactly_from_its_state_and_leaves_numpy_s_generator_
 def test_an_actor_s_state_of_another_arrangement_is_refused_naming_the_actor():
     """A state from an actor with two environments does not fit one with one; the error
     says which actor's state it was, and the actor keeps collecting as before."""
-    from ddpg.checkpoint import CheckpointError
     two_envs = cartpole_algo(n_envs=2, start_steps=15)
     saved_actor = ExperienceActor(actor_spec(two_envs, 1, 2, 10))
     saved_actor.collect(*weights_of(two_envs))
@@ -126,7 +126,6 @@ def test_an_actor_s_state_of_another_arrangement_is_refused_naming_the_actor():
 def test_an_actor_hands_matrix_actions_to_its_environment_and_stores_them_flat():
     """With a (2, 2) action space the actor's environment gets matrices and the chunk holds
     the 4 flat values, in the uniform warm-up and from the policy alike."""
-    from test_training import MatrixActionEnv
     algo = cartpole_algo(env=MatrixActionEnv(), start_steps=6)
     actor = ExperienceActor(actor_spec(algo, 0, 1, 12))
     chunk = actor.collect(*weights_of(algo))
