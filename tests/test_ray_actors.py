@@ -1,8 +1,9 @@
 """Distributed collection (ddpg.distributed): the actor's work in-process, then Ray actors
-feeding a learner: reproducibility, the update-to-data ratio, a killed actor, exact resume,
-the asynchronous mode, and errors."""
+feeding a learner on an in-process stand-in for Ray (tests/fake_ray.py): the order of the
+chunks, the update-to-data ratio, weight publication and policy lag, dead actors, exact
+resume, the asynchronous mode, and errors. tests/test_ray_cluster.py repeats the main ones
+on a real Ray cluster."""
 import os
-import signal
 import subprocess
 import sys
 
@@ -10,12 +11,13 @@ import numpy as np
 import pytest
 
 from ddpg.checkpoint import all_network_params
-from ddpg.distributed import ExperienceActor, RayActors
+from ddpg.distributed import ExperienceActor, RayActors, ray_actors
 from ddpg.distributed.actor import PolicyCopy, actor_seed, actor_spec, warmup_share
 from ddpg.envs import CartpoleEnv, normalize
 from ddpg.errors import CheckpointError, EnvError
 from ddpg import logger
 
+from fake_ray import FakeRay
 from helpers import build_algorithm
 from test_training import MatrixActionEnv
 
@@ -61,6 +63,29 @@ def test_the_policy_copy_acts_as_the_learner_s_network_computed_with_numpy():
     with pytest.raises(ValueError, match="has %d parameters; 3 were sent"
                        % algo.policy.params.size):
         copy.set_weights(np.zeros(3))
+
+
+def test_the_policy_copy_binds_one_executor_per_batch_size():
+    algo = cartpole_algo()
+    copy = PolicyCopy(algo.policy.get_output_symbol().tojson(),
+                      list(algo.policy.params.shapes.items()))
+    copy.set_weights(algo.policy.params.data.asnumpy())
+    bound = []
+    bind = copy._bind
+    copy._bind = lambda *args, **kwargs: bound.append(1) or bind(*args, **kwargs)
+    for size in (2, 2, 1, 2, 1):
+        copy.get_action_batch(np.zeros((size, 4)))
+    assert len(bound) == 2
+
+
+def test_an_actor_s_running_statistics_are_its_environment_s_or_none():
+    algo = cartpole_algo(env=normalize(CartpoleEnv(), normalize_obs=True))
+    actor = ExperienceActor(actor_spec(algo, 0, 1, 10))
+    actor.collect(*weights_of(algo))
+    np.testing.assert_array_equal(actor.running_statistics()["obs_mean"],
+                                  actor.run.env.get_param_values()["obs_mean"])
+    plain = cartpole_algo(env=MatrixActionEnv())  # no running statistics
+    assert ExperienceActor(actor_spec(plain, 0, 1, 10)).running_statistics() is None
 
 
 def test_a_chunk_is_the_loop_s_transitions_in_order_with_their_episodes():
@@ -187,21 +212,47 @@ def test_the_library_imports_without_ray_and_says_what_to_install():
 
 
 # ---------------------------------------------------------------------------------------------
-# Ray actors feeding a learner
+# Ray actors feeding a learner, on an in-process stand-in for Ray (tests/fake_ray.py;
+# tests/test_ray_cluster.py runs the same on a real cluster)
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():
-    ray = pytest.importorskip("ray")  # the test requirements install it
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
-    yield ray
-    ray.shutdown()
+class BreakingCartpole(CartpoleEnv):
+    """A cart-pole whose 5th step raises."""
+
+    def step(self, action):
+        self.steps_taken = getattr(self, "steps_taken", 0) + 1
+        if self.steps_taken == 5:
+            raise RuntimeError("the simulator broke")
+        return super(BreakingCartpole, self).step(action)
+
+
+def _refuse_unpickling():
+    raise RuntimeError("this environment cannot be rebuilt in another process")
+
+
+class UnpicklableCartpole(CartpoleEnv):
+    """A cart-pole that copies in its process but cannot be rebuilt in an actor's."""
+
+    def __deepcopy__(self, memo):
+        return UnpicklableCartpole()
+
+    def __reduce__(self):
+        return _refuse_unpickling, ()
+
+
+@pytest.fixture
+def fake_ray(monkeypatch):
+    """A FakeRay (already initialised, as the cluster tests' Ray is) that RayActors imports."""
+    fake = FakeRay(initialized=True)
+    monkeypatch.setattr(ray_actors, "import_ray", lambda: fake)
+    return fake
 
 
 def train_with_actors(n_actors=2, mode="deterministic", chunk=20, callback=None,
-                      restore=None, save=None, n_epochs=2, **overrides):
+                      restore=None, save=None, n_epochs=2, weight_sync_every=1, **overrides):
     algo = cartpole_algo(n_epochs=n_epochs, **overrides)
-    collector = RayActors(algo, n_actors, chunk=chunk, mode=mode).attach()
+    collector = RayActors(algo, n_actors, chunk=chunk, mode=mode,
+                          weight_sync_every=weight_sync_every).attach()
     if restore:
         algo.restore(restore)
     try:
@@ -220,65 +271,292 @@ def final_state(algo):
             + [memory.obss[:memory.size], memory.acts[:memory.size], memory.nxts[:memory.size]])
 
 
-@pytest.mark.usefixtures("ray_cluster")
-def test_a_deterministic_run_is_reproducible_and_keeps_the_update_to_data_ratio():
+def assert_same_run(first, second):
+    for a, b in zip(final_state(first), final_state(second)):
+        np.testing.assert_array_equal(a, b)
+
+
+def rows_of_each_epoch(rows):
+    def callback(algo, epoch):
+        rows.append(dict(logger.last_tabular()))
+    return callback
+
+
+def test_a_deterministic_run_keeps_the_update_to_data_ratio_whatever_the_actors_speed(
+        fake_ray):
     seen = []
 
     def callback(algo, epoch):
-        seen.append((algo.total_env_steps, algo.itr))
+        seen.append((algo.total_env_steps, algo.itr, algo.memory.size))
     first, _ = train_with_actors(train_freq=3, gradient_steps=2, n_envs=2, callback=callback)
+    fake_ray.delays = [5, 0]  # actor 0 is slower: the order of the chunks stays 0, 1, 0, 1
     second, _ = train_with_actors(train_freq=3, gradient_steps=2, n_envs=2)
-    for a, b in zip(final_state(first), final_state(second)):
-        np.testing.assert_array_equal(a, b)
+    assert_same_run(first, second)
     # chunks of 20: updates due when the count passes a multiple of 3, once 40 are stored
-    expected = sum(2 * (total // 3 - (total - 20) // 3) for total in range(40, 161, 20))
-    assert seen == [(80, sum(2 * (t // 3 - (t - 20) // 3) for t in (40, 60, 80))),
-                    (160, expected)]
-    assert first.memory.size == 160
+    # at 40, 60, 80 | 100, 120, 140, 160 (none at 20: the memory holds too few)
+    assert seen == [(80, 2 * (7 + 7 + 6), 80), (160, 2 * (7 + 7 + 6 + 7 + 7 + 6 + 7), 160)]
+    # each actor's chunk k holds its environments' steps 20k..20k+19: its first observations
+    # follow its last chunk's (the memory interleaves the actors' chunks)
+    memory = first.memory
+    for start in (0, 20):
+        earlier, later = slice(start, start + 20), slice(start + 40, start + 60)
+        ended = memory.ends[earlier][-2:]
+        for env in range(2):
+            if not ended[env]:
+                np.testing.assert_array_equal(memory.obss[later][env],
+                                              memory.nxts[earlier][-2 + env])
 
 
-@pytest.mark.usefixtures("ray_cluster")
-def test_a_killed_actor_is_replaced_and_its_chunk_counted_lost(tmp_path):
-    rows = []
+def chunks_of(handle):
+    return [value for name, value in handle.returned if name == "collect"]
+
+
+def test_a_deterministic_run_takes_the_actors_chunks_in_their_fixed_order(fake_ray):
+    fake_ray.delays = [4, 0, 2]  # the speeds do not matter
+    algo, _ = train_with_actors(n_actors=3, epoch_length=120, n_epochs=2)
+    chunks = [chunks_of(handle) for handle in fake_ray.actors]
+    assert [len(each) for each in chunks] == [4, 4, 4]  # 2 an epoch each
+    for position in range(12):  # actor 0, 1, 2, 0, 1, 2, ...
+        chunk = chunks[position % 3][position // 3]
+        stored = slice(20 * position, 20 * position + 20)
+        np.testing.assert_array_equal(algo.memory.obss[stored], chunk["obs"])
+        np.testing.assert_array_equal(algo.memory.acts[stored], chunk["act"])
+
+
+def test_the_episodes_of_the_actors_chunks_go_to_tensorboard_at_their_step(fake_ray,
+                                                                             monkeypatch):
+    recorded = []
+    default = logger.get_default_logger()
+    monkeypatch.setattr(default, "has_scalar_outputs", lambda: True)
+    monkeypatch.setattr(default, "record_scalar",
+                        lambda tag, value, step: recorded.append((tag, value, step)))
+    train_with_actors(n_epochs=1)
+    a0, a1 = [chunks_of(handle) for handle in fake_ray.actors]
+    expected, steps = [], 0
+    for chunk in (a0[0], a1[0], a0[1], a1[1]):
+        steps += 20
+        expected += [(episode_return, steps) for episode_return in chunk["returns"]]
+    assert len(expected) >= 4
+    assert [(value, step) for tag, value, step in recorded
+            if tag == "train/EpisodeReturn"] == expected
+
+
+def test_the_policy_lag_follows_the_weight_publication(fake_ray):
+    """Two actors, chunks of 20, an update per transition once 40 are stored: the lags and
+    the weights each actor holds, worked out by hand for weights published every update
+    and every 30 updates (and at every epoch's end)."""
+    for every, lags, last_versions in [(1, [[0, 0, 20, 20], [0, 20, 20, 20]], [80, 100]),
+                                       (30, [[0, 0, 20, 40], [0, 20, 40, 20]], [60, 100])]:
+        rows, weights_at_epoch_end = [], []
+
+        def callback(algo, epoch):
+            rows.append(dict(logger.last_tabular()))
+            weights_at_epoch_end.append(algo.policy.params.data.asnumpy())
+        algo, collector = train_with_actors(weight_sync_every=every, callback=callback)
+        assert [(row["PolicyLagMean"], row["PolicyLagMax"]) for row in rows] == \
+            [(np.mean(epoch), max(epoch)) for epoch in lags]
+        actors = [handle._instance for handle in fake_ray.actors[-2:]]
+        assert [actor.version for actor in actors] == last_versions
+        if every == 30:  # actor 0's last weights: the epoch-end publication of update 60
+            np.testing.assert_array_equal(actors[0].run.policy.params.data.asnumpy(),
+                                          weights_at_epoch_end[0])
+        assert algo.itr == 140
+
+
+def test_an_async_run_takes_the_chunk_ready_first(fake_ray):
+    fake_ray.delays = [3, 0]  # actor 1 delivers faster
+    algo, collector = train_with_actors(mode="async", n_epochs=1)
+    collects = [sum(call[0] == "collect" for call in handle.calls)
+                for handle in fake_ray.actors]
+    # taken: actor 1, 1, 0, 1 (a tie goes to the earlier request); each got its next chunk
+    assert collects == [2, 4]
+    assert algo.total_env_steps == 80 and algo.memory.size == 80
+    assert algo.itr == 80 - 40 + 20  # an update per transition once 40 are stored
+    assert collector._pending.keys() == set()  # closed
+
+
+def test_a_dead_actor_is_replaced_from_the_current_weights_and_its_chunk_counted_lost(
+        fake_ray, monkeypatch):
+    for mode in ("deterministic", "async"):
+        rows, messages = [], []
+        monkeypatch.setattr(logger.get_default_logger(), "log",
+                            lambda text, *a, **k: messages.append(text))
+
+        def kill_actor_1(algo, epoch):
+            rows.append(dict(logger.last_tabular()))
+            if epoch == 0:
+                fake_ray.die(algo.loop.collector._actors[1])
+        made = len(fake_ray.actors)
+        algo, collector = train_with_actors(n_epochs=3, callback=kill_actor_1, mode=mode)
+        assert algo.total_env_steps == 240 and algo.memory.size == 240
+        assert [row["LostTransitions"] for row in rows] == [0, 20, 0]
+        assert [row["ActorRestarts"] for row in rows] == [0, 1, 0]
+        assert collector.starts == [0, 1]
+        assert messages.count("Actor 1 died; starting a new one (its chunk of 20 transitions "
+                              "is lost)") == 1
+        replacement = fake_ray.actors[made + 2]
+        assert replacement._instance.run.seed == actor_seed(3, 1, 1, 1)
+        name, args = replacement.calls[0]
+        assert name == "collect" and len(args) == 2  # weights with its first request
+        if mode == "deterministic":  # found dead after actor 0's chunk and its 20 updates
+            assert args[0] == 60 + 20
+        assert all(row["Actor0StepsPerSec"] > 0 and row["Actor1StepsPerSec"] > 0
+                   for row in rows)
+
+
+def test_a_deterministic_replacement_takes_the_dead_actor_s_place_in_the_order(fake_ray):
+    whole, _ = train_with_actors(n_epochs=2)
 
     def kill_actor_1(algo, epoch):
-        rows.append(dict(logger.last_tabular()))
         if epoch == 0:
-            actor = algo.loop.collector._actors[1]
-            pid = algo.loop.collector._ray.get(actor.pid.remote())
-            os.kill(pid, signal.SIGKILL)
-    algo, collector = train_with_actors(n_epochs=3, callback=kill_actor_1)
-    assert algo.total_env_steps == 240 and algo.memory.size == 240
-    assert [row["LostTransitions"] for row in rows] == [0, 20, 0]
-    assert [row["ActorRestarts"] for row in rows] == [0, 1, 0]
+            fake_ray.die(algo.loop.collector._actors[1])
+    replaced, _ = train_with_actors(n_epochs=2, callback=kill_actor_1)
+    # the same transitions in the same places, except what the new actor 1 (other seed) took
+    for start in (80, 120):
+        np.testing.assert_array_equal(replaced.memory.obss[start:start + 20],
+                                      whole.memory.obss[start:start + 20])
+    assert not np.array_equal(replaced.memory.obss[100:120], whole.memory.obss[100:120])
+
+
+def test_an_actor_that_dies_before_its_first_chunk_stops_the_run(fake_ray):
+    algo = cartpole_algo(env=normalize(UnpicklableCartpole()))
+    RayActors(algo, 2, chunk=20).attach()
+    with pytest.raises(RuntimeError, match="actor 0 died before delivering a chunk since it "
+                                           "started, so it is not restarted: the actor died "
+                                           "at its start"):
+        algo.train()
+    algo.close()
+
+
+def test_a_replacement_that_dies_before_its_first_chunk_stops_the_run(fake_ray):
+    algo = cartpole_algo()
+    collector = RayActors(algo, 2, chunk=20).attach()
+
+    def kill_actor_1_and_its_replacement(algo, epoch):
+        fake_ray.die(collector._actors[1])
+        make = collector._make_actor
+
+        def make_dead(index):
+            handle = make(index)
+            fake_ray.die(handle)
+            return handle
+        collector._make_actor = make_dead
+    with pytest.raises(RuntimeError, match="actor 1 died before delivering a chunk"):
+        algo.train(epoch_callback=kill_actor_1_and_its_replacement)
+    algo.close()
     assert collector.starts == [0, 1]
-    assert all(row["Actor1StepsPerSec"] > 0 for row in rows)
-    assert rows[0]["PolicyLagMax"] > 0
 
 
-@pytest.mark.usefixtures("ray_cluster")
-def test_a_deterministic_run_resumes_exactly(tmp_path):
-    whole, _ = train_with_actors(n_epochs=2, n_envs=2, start_steps=30)
-    train_with_actors(n_epochs=1, n_envs=2, start_steps=30, save=str(tmp_path / "ckpt"))
+def test_an_actor_s_environment_error_names_the_actor(fake_ray):
+    algo = cartpole_algo(env=normalize(BreakingCartpole()))
+    RayActors(algo, 2, chunk=20).attach()
+    with pytest.raises(EnvError, match=r"in Ray actor 0, counting its own steps and "
+                                       r"episodes: the environment raised RuntimeError "
+                                       r"in step\(\) at step 5 of episode 0"):
+        algo.train()
+    algo.close()
+
+
+def test_an_actor_s_other_error_is_raised_as_itself(fake_ray, monkeypatch):
+    def collect(self, version=None, weights=None):
+        raise ZeroDivisionError("an actor's own bug")
+    monkeypatch.setattr(ExperienceActor, "collect", collect)
+    algo = cartpole_algo()
+    RayActors(algo, 2, chunk=20).attach()
+    with pytest.raises(ZeroDivisionError, match="an actor's own bug"):
+        algo.train()
+    algo.close()
+
+
+def test_evaluation_normalises_with_actor_0_s_statistics(fake_ray):
+    algo, _ = train_with_actors(n_epochs=1, env=normalize(CartpoleEnv(), normalize_obs=True))
+    statistics = [handle._instance.running_statistics() for handle in fake_ray.actors]
+    learner = algo.env.get_param_values()
+    np.testing.assert_array_equal(learner["obs_mean"], statistics[0]["obs_mean"])
+    np.testing.assert_array_equal(learner["obs_var"], statistics[0]["obs_var"])
+    assert not np.array_equal(learner["obs_mean"], statistics[1]["obs_mean"])
+
+
+def test_ray_is_started_for_the_actors_and_ended_only_if_the_collector_started_it(fake_ray):
+    fake_ray.initialized = False
+    collector = RayActors(cartpole_algo(), 4, chunk=20)
+    collector.start()
+    collector.start()  # once
+    assert fake_ray.init_options == [dict(address=None, include_dashboard=False,
+                                          logging_level="WARNING",
+                                          num_cpus=max(os.cpu_count() or 1, 4))]
+    assert len(fake_ray.actors) == 4
+    assert fake_ray.remote_options[0] == dict(
+        num_cpus=1, max_restarts=0, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    collector.close()
+    collector.close()
+    assert fake_ray.killed == fake_ray.actors and fake_ray.shutdowns == 1
+    # a cluster's address: no CPU count of ours
+    collector = RayActors(cartpole_algo(), 1, chunk=20, address="ray://head:10001")
+    collector.start()
+    assert fake_ray.init_options[-1] == dict(address="ray://head:10001",
+                                             include_dashboard=False, logging_level="WARNING")
+    collector.close()
+    # Ray already running (started by the user): used, and left running
+    fake_ray.initialized = True
+    collector = RayActors(cartpole_algo(), 1, chunk=20)
+    collector.start()
+    collector.close()
+    assert len(fake_ray.init_options) == 2 and fake_ray.shutdowns == 2
+    assert fake_ray.initialized
+
+
+def test_a_deterministic_run_resumes_exactly(fake_ray, tmp_path):
+    whole, _ = train_with_actors(n_epochs=2, n_envs=2, start_steps=30, weight_sync_every=7)
+    train_with_actors(n_epochs=1, n_envs=2, start_steps=30, weight_sync_every=7,
+                      save=str(tmp_path / "ckpt"))
     resumed, collector = train_with_actors(n_epochs=2, n_envs=2, start_steps=30,
+                                           weight_sync_every=7,
                                            restore=str(tmp_path / "ckpt"))
-    for a, b in zip(final_state(whole), final_state(resumed)):
-        np.testing.assert_array_equal(a, b)
+    assert_same_run(whole, resumed)
     assert collector.starts == [0, 0]
 
 
-@pytest.mark.usefixtures("ray_cluster")
-def test_an_async_run_counts_every_transition_and_resumes_with_new_actors(tmp_path):
-    algo, _ = train_with_actors(mode="async", n_epochs=1, save=str(tmp_path / "ckpt"))
-    assert algo.total_env_steps == 80 and algo.memory.size == 80
-    assert algo.itr == 80 - 40 + 20  # an update per transition once 40 are stored
+def test_an_async_run_resumes_with_new_actors(fake_ray, tmp_path):
+    train_with_actors(mode="async", n_epochs=1, save=str(tmp_path / "ckpt"))
     resumed, collector = train_with_actors(mode="async", n_epochs=2,
                                            restore=str(tmp_path / "ckpt"))
     assert resumed.total_env_steps == 160 and collector.starts == [1, 1]
+    seeds = [handle._instance.run.seed for handle in fake_ray.actors[-2:]]
+    assert seeds == [actor_seed(3, 1, index, 1) for index in range(2)]
 
 
-@pytest.mark.usefixtures("ray_cluster")
-def test_a_deterministic_checkpoint_needs_as_many_actors(tmp_path):
+def test_the_collection_s_checkpoint_state(fake_ray, tmp_path):
+    algo = cartpole_algo()
+    collector = RayActors(algo, 2, chunk=20)
+    assert collector.get_checkpoint_state() == dict(mode="deterministic", n_actors=2,
+                                                    starts=[0, 0])  # no actors yet
+    path = "CKPT"
+    for saved in [dict(n_actors="two", starts=[0]), dict(starts=[0, 0]),
+                  dict(n_actors=2, starts=None)]:
+        with pytest.raises(CheckpointError, match="the checkpoint CKPT has malformed Ray "
+                                                  "actor state"):
+            collector.prepare_checkpoint_state(saved, path)
+    # without actor states (async, or mid-epoch), or in async mode: new actors, next seeds
+    collector.prepare_checkpoint_state(dict(n_actors=3, starts=[0, 2, 1]), path)()
+    assert collector.starts == [3, 3]
+    async_collector = RayActors(algo, 3, chunk=20, mode="async")
+    async_collector.prepare_checkpoint_state(
+        dict(n_actors=2, starts=[1, 0], actors=[{}, {}]), path)()
+    assert async_collector.starts == [2, 2, 2]
+    with pytest.raises(CheckpointError, match="deterministic run with 3 Ray actors; this one "
+                                              r"has 2 \(n_actors\)"):
+        collector.prepare_checkpoint_state(dict(n_actors=3, starts=[0, 0, 0],
+                                                actors=[{}, {}, {}]), path)
+    # an async run's checkpoint holds no actor states
+    train_with_actors(mode="async", n_epochs=1, save=str(tmp_path / "ckpt"))
+    collector = RayActors(cartpole_algo(), 2, chunk=20, mode="async").attach()
+    collector.start()
+    assert "actors" not in collector.get_checkpoint_state()
+    collector.close()
+
+
+def test_a_deterministic_checkpoint_needs_as_many_actors(fake_ray, tmp_path):
     train_with_actors(n_epochs=1, save=str(tmp_path / "ckpt"))
     algo = cartpole_algo()
     RayActors(algo, 4, chunk=20).attach()
@@ -308,41 +586,3 @@ def test_the_command_line_names_the_flag_to_fix(flags, message):
     from ddpg.experiment.script import UsageError
     with pytest.raises(UsageError, match=message):
         prepare_run(["--no-log-dir"] + flags)
-
-
-class BreakingCartpole(CartpoleEnv):
-    """A cart-pole whose 5th step raises."""
-
-    def step(self, action):
-        self.steps_taken = getattr(self, "steps_taken", 0) + 1
-        if self.steps_taken == 5:
-            raise RuntimeError("the simulator broke")
-        return super(BreakingCartpole, self).step(action)
-
-
-@pytest.mark.usefixtures("ray_cluster")
-def test_an_actor_s_environment_error_names_the_actor(monkeypatch):
-    import ray.cloudpickle
-    # this module is not importable in the actors' processes: send the class by value
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    try:
-        algo = cartpole_algo(env=normalize(BreakingCartpole()))
-        RayActors(algo, 2, chunk=20).attach()
-        with pytest.raises(EnvError, match=r"in Ray actor 0, counting its own steps and "
-                                           r"episodes: the environment raised RuntimeError "
-                                           r"in step\(\) at step 5 of episode 0"):
-            algo.train()
-        algo.close()
-    finally:
-        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-
-
-@pytest.mark.usefixtures("ray_cluster")
-def test_an_actor_that_cannot_start_stops_the_run_instead_of_restarting_forever():
-    # by reference: the actors cannot import this module, so each one dies at its start
-    algo = cartpole_algo(env=normalize(BreakingCartpole()))
-    RayActors(algo, 2, chunk=20).attach()
-    with pytest.raises(RuntimeError, match="actor 0 died before delivering a chunk since it "
-                                           "started, so it is not restarted"):
-        algo.train()
-    algo.close()
