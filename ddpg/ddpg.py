@@ -47,21 +47,17 @@ class DDPG(object):
     progress_bar: show pyprind's progress bar over each epoch.
     flush_denormals: flush denormal floats to zero while building and training (several
         times faster Adam steps on the CPU; see :mod:`ddpg.backend.fpu`).
-    mkldnn: use MXNet's oneDNN kernels on the CPU: True, False, or "auto" (off when every
-        layer has at most 64 units, where their call overhead dominates). MXNet fixes this
-        at its first operator in the process; see :mod:`ddpg.backend.kernels`.
-    omp_threads: MXNet's OpenMP threads on the CPU: a number, or "auto" (one thread when
-        every layer has at most 64 units, where splitting the work costs more than it
-        saves; else ``OMP_NUM_THREADS`` or the CPU count). Applies to the whole process.
+    mkldnn: MXNet's oneDNN kernels on the CPU: True, False, or "auto" (off when no layer
+        has over 64 units: their call overhead dominates); see :mod:`ddpg.backend.kernels`.
+    omp_threads: MXNet's OpenMP threads on the CPU (the process's): a number, or "auto" (1
+        when no layer has over 64 units, else ``OMP_NUM_THREADS`` or the CPU count).
     start_steps: the first ``start_steps`` environment steps of the run take actions drawn
         uniformly from the action space instead of the policy plus exploration noise (the
         warm-up of TD3, Stable-Baselines3 and CleanRL; 0, the original's behaviour, never).
-    loss_log_interval: with a TensorBoard output on the logger (``logger.has_scalar_outputs``)
-        the Q loss and policy loss of every ``loss_log_interval``-th update are written there
-        as ``train/QLoss`` and ``train/PolicyLoss``, at the run's environment-step count, and
-        every training episode's return and length as ``train/EpisodeReturn`` and
-        ``train/EpisodeLength`` when it ends. Reading a loss waits for the device, hence the
-        interval; without such an output nothing is read.
+    loss_log_interval: with a TensorBoard output on the logger, the Q and policy loss of
+        every ``loss_log_interval``-th update (``train/QLoss``, ``train/PolicyLoss``) and each
+        training episode's return and length go there, at the environment-step count.
+        Reading a loss waits for the device, hence the interval.
     skip_nonfinite: a transition whose observation or reward is NaN or infinite is skipped
         (not stored; the episode ends if the observation is not finite), counted in
         ``n_skipped_nonfinite`` and logged, instead of stopping training with a
@@ -88,6 +84,8 @@ class DDPG(object):
     n_envs, vec_env: step ``env`` and ``n_envs - 1`` clones together (``"sync"``: in this
         process; ``"async"``: each in a worker process, ended by ``close()``); step counts
         still count transitions (:mod:`ddpg.training_envs`).
+    n_step: targets sum ``n_step`` rewards before they bootstrap, never across an episode's
+        end (:mod:`ddpg.replay.nstep`); 1, the original, stores 1-step transitions.
     """
 
     #: Attributes a checkpoint's manifest records besides ``ddpg.checkpoint.HYPERPARAMETERS``
@@ -106,7 +104,7 @@ class DDPG(object):
                  policy_weight_decay=0.0, qfunc_grad_clip=None, policy_grad_clip=None,
                  train_freq=1, gradient_steps=None, omp_threads="auto",
                  loss_log_interval=100, policy_delay=1, n_envs=1, vec_env="sync",
-                 logger=None):
+                 n_step=1, logger=None):
         faults.check_env(env)
         self.logger = get_default_logger() if logger is None else logger
         self.ctx = resolve_ctx(ctx)
@@ -154,6 +152,7 @@ class DDPG(object):
         self.policy_delay = policy_delay
         self.n_envs = n_envs
         self.vec_env = vec_env
+        self.n_step = n_step
         self._check_hyperparameters()
         self._train_freq, self._gradient_steps = options.update_schedule(
             n_updates_per_sample, train_freq, gradient_steps)
@@ -352,7 +351,9 @@ class DDPG(object):
         discounts = host["discount_mask"]
         discounts[...] = np.reshape(ends, discounts.shape)
         np.subtract(np.float32(1.0), discounts, out=discounts)
-        discounts *= np.float32(self.discount)
+        horizons = getattr(batch, "horizons", None)  # n-step: discount ** k, k per transition
+        discounts *= np.float32(self.discount) if horizons is None else np.power(
+            np.float32(self.discount), np.reshape(horizons, discounts.shape))
         return acts
 
     def _policy_step(self, policy_acts):

@@ -226,6 +226,9 @@ TABLE = (
     _row("vec_env", "sync", VEC_ENV,
          "with --n-envs: sync steps them in this process, async each in a worker process",
          cli_options={"choices": ["sync", "async"]}),
+    _row("n_step", 1, POSITIVE_INT,
+         "targets sum N rewards before bootstrapping (n-step returns), never across an "
+         "episode's end; 1: the original's 1-step targets", structural=True),
     _row("target_noise", 0.2, NON_NEGATIVE,
          "td3: target-action noise std, relative to the action half-range",
          algorithms=("td3",)),

@@ -36,7 +36,7 @@ import pyprind
 
 from ddpg import checkpoint, faults
 from ddpg.backend import seeding
-from ddpg.replay_mem import ReplayMem
+from ddpg.replay.nstep import close_chain, extend_chain, make_memory, take_complete
 from ddpg.training_envs import TrainingEnvironments
 from ddpg.training_state import STATE_FIELDS, EnvEpisode, TrainingState
 
@@ -120,9 +120,8 @@ class TrainingLoop(object):
         replay memory, the environments' episodes and their first observations."""
         algo, state = self.algo, self.state
         if self.memory is None:
-            self.memory = ReplayMem(obs_dim=algo.env.observation_space.flat_dim,
-                                    act_dim=algo.env.action_space.flat_dim,
-                                    memory_size=algo.memory_size)
+            self.memory = make_memory(algo.n_step, algo.env.observation_space.flat_dim,
+                                      algo.env.action_space.flat_dim, algo.memory_size)
         if len(state.vector_episodes) != algo.n_envs - 1:
             state.vector_episodes = [EnvEpisode() for _ in range(algo.n_envs - 1)]
         unstarted = [index for index in range(algo.n_envs)
@@ -241,6 +240,8 @@ class TrainingLoop(object):
                 episode.path_return += rwd
                 self._store(obs, act, rwd * algo.scale_reward, end, info, nxt,
                             episode.path_length)
+            elif algo.n_step > 1:  # not stored: the n-step sums before it end at obs
+                self._store_nstep(episode, obs, None, None, None, obs, True)
             if not end and episode.path_length >= algo.max_path_length:
                 end = True
             episode.end = end
@@ -317,18 +318,40 @@ class TrainingLoop(object):
         ends as terminal; with ``bootstrap_truncated`` they bootstrap from s' instead.
         ``path_length``, the episode's, already counts this step.
         """
-        algo, memory = self.algo, self.memory
+        algo = self.algo
         horizon_cut = not end and path_length >= algo.max_path_length
         env_truncated = bool(end and info and info.get("TimeLimit.truncated", False))
         if not (horizon_cut or env_truncated):
-            memory.add_sample(obs, act, rwd, end, nxt)
+            stored_end = end
         elif algo.include_horizon_terminal:
-            memory.add_sample(obs, act, rwd, True, nxt)
+            stored_end = True
         elif algo.bootstrap_truncated:
-            memory.add_sample(obs, act, rwd, False, nxt)
+            stored_end = False
         elif env_truncated:
-            memory.add_sample(obs, act, rwd, True, nxt)
-        # else: the original drops a transition cut at max_path_length
+            stored_end = True
+        else:  # the original drops a transition cut at max_path_length
+            stored_end = None
+        if algo.n_step > 1:
+            self._store_nstep(self.episode_of(self.current_env), obs, act, rwd, stored_end,
+                              nxt, bool(end) or horizon_cut)
+        elif stored_end is not None:
+            self.memory.add_sample(obs, act, rwd, stored_end, nxt)
+
+    def _store_nstep(self, episode, obs, act, rwd, stored_end, nxt, episode_over):
+        """n-step returns (:mod:`ddpg.replay.nstep`): add the step to ``episode``'s chain and
+        store the sums it completes, or every sum when the episode is over. A step not
+        stored (``stored_end`` None) ends the sums before it, bootstrapping from ``obs``."""
+        if stored_end is None:
+            transitions, chain = close_chain(episode.nstep_chain, False, obs), []
+        else:
+            chain = extend_chain(episode.nstep_chain, obs, act, rwd, self.algo.discount)
+            if episode_over:
+                transitions, chain = close_chain(chain, stored_end, nxt), []
+            else:
+                transitions, chain = take_complete(chain, self.algo.n_step, nxt)
+        episode.nstep_chain = chain
+        for transition in transitions:
+            self.memory.add_sample(*transition)
 
     # -- checkpoints -------------------------------------------------------------------------
 
@@ -343,6 +366,8 @@ class TrainingLoop(object):
         """Start a new episode in environment ``index``, whose state could not be restored:
         the interrupted episode's partial return is not logged as an exploration return."""
         episode = self.episode_of(index)
+        if episode.nstep_chain:  # its n-step sums bootstrap from where it stopped
+            self._store_nstep(episode, episode.obs, None, None, None, episode.obs, True)
         episode.obs = None
         episode.end = False
         episode.path_length = 0

@@ -28,6 +28,8 @@ class EnvEpisode:
     path_length: int = 0
     #: The episode's return so far (unscaled rewards).
     path_return: float = 0
+    #: n-step returns: the sums still open, ``(s, a, R so far, k so far)`` (ddpg.replay.nstep).
+    nstep_chain: List[tuple] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -52,6 +54,9 @@ class TrainingState:
     path_length: int = 0
     #: The training episode's return so far (unscaled rewards).
     path_return: float = 0
+    #: n-step returns: the training episode's sums still open, ``(s, a, R so far, k so far)``
+    #: (:mod:`ddpg.replay.nstep`).
+    nstep_chain: List[tuple] = dataclasses.field(default_factory=list)
     #: Training episodes started before the current one(s), over every environment.
     episode: int = 0
     #: Transitions skipped for a NaN or infinite value (``skip_nonfinite``), over the run.

@@ -147,15 +147,19 @@ class NumpyDDPG(object):
         self.policy_delay = policy_delay
         self.n_updates = 0
 
-    def update(self, obss, acts, rwds, ends, nxts):
+    def update(self, obss, acts, rwds, ends, nxts, horizons=None):
+        """One update; ``horizons``: n-step transitions' k, whose targets bootstrap with
+        discount ** k (default 1 each)."""
         self.n_updates += 1
+        discount = self.discount if horizons is None \
+            else self.discount ** horizons.reshape(-1, 1)
         batch = obss.shape[0]
         # 1. target actions for s' and the current policy's actions for s
         next_acts, _ = self.pi_target.forward(nxts)
         policy_acts, pi_cache = self.pi.forward(obss)
         # 2. targets
         next_q, _ = self.q_target.forward(nxts, next_acts)
-        ys = rwds.reshape(-1, 1) + (1.0 - ends.reshape(-1, 1)) * self.discount * next_q
+        ys = rwds.reshape(-1, 1) + (1.0 - ends.reshape(-1, 1)) * discount * next_q
         # 3. critic step on mean squared error
         q, cache = self.q.forward(obss, acts)
         q_loss = np.sum((q - ys) ** 2) / batch

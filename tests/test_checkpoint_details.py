@@ -120,7 +120,7 @@ def test_a_version_2_checkpoint_of_an_earlier_build_restores_exactly(v2_copy, tm
                     "metadata"):
         assert before.manifest[section] == after.manifest[section], section
     # hyperparameters added since the fixture was made are recorded at their defaults
-    added = {"n_envs": 1, "vec_env": "sync"}
+    added = {"n_envs": 1, "vec_env": "sync", "n_step": 1}
     assert after.manifest["hyperparameters"] == dict(before.manifest["hyperparameters"],
                                                      **added)
 

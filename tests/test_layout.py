@@ -15,7 +15,8 @@ EXAMPLE_MODULES = ["ddpg", "td3", "policies", "qfuncs", "replay_mem", "strategie
 CORE_MODULES = ["__init__", "version", "executors", "training", "training_state",
                 "training_envs", "evaluation", "hyperparams", "faults", "options", "plain_data"]
 COMMANDS = ["plot", "export", "__main__"]  # python -m ddpg.plot / ddpg.export / ddpg
-SUBPACKAGES = ["backend", "checkpoint", "distributed", "envs", "experiment", "logging"]
+SUBPACKAGES = ["backend", "checkpoint", "distributed", "envs", "experiment", "logging",
+               "replay"]
 
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
@@ -75,6 +76,8 @@ def _layer(dotted):
     # the logger's outputs and the environments: only what they store
     ("logging", {"logging", "errors"}),
     ("envs", {"envs", "errors", "plain_data"}),
+    # replay memories: numpy storage around the example's ReplayMem
+    ("replay", {"replay", "replay_mem", "errors"}),
 ])
 def test_lower_layers_import_nothing_of_higher_ones(layer, allowed):
     for dotted, path in modules().items():

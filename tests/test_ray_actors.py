@@ -159,6 +159,21 @@ def test_an_actor_hands_matrix_actions_to_its_environment_and_stores_them_flat()
     assert np.all(np.abs(chunk["act"]) <= 1.0)
 
 
+def test_an_actor_whose_environment_state_cannot_be_saved_starts_a_new_episode():
+    algo = cartpole_algo(env=MatrixActionEnv(), start_steps=100)
+    actor = ExperienceActor(actor_spec(algo, 0, 1, 10))
+    actor.collect(*weights_of(algo))  # 10 steps: 3 into its second episode of 7
+    saved = actor.get_state()
+    restored = ExperienceActor(actor_spec(algo, 0, 1, 10))
+    messages = []
+    restored.run.logger.log = lambda text, *args, **kwargs: messages.append(text)
+    restored.set_state(saved)
+    assert messages == ["The environment's state (test_training.MatrixActionEnv) cannot be "
+                        "restored: the interrupted episode is abandoned and a new one starts"]
+    assert restored.run.loop.state.obs is None and restored.run.loop.state.path_length == 0
+    assert restored.collect()["steps"] == 10
+
+
 def test_the_warm_up_is_shared_and_the_seeds_are_distinct():
     assert [warmup_share(10, 3, index) for index in range(3)] == [4, 3, 3]
     assert sum(warmup_share(7, 4, index) for index in range(4)) == 7
@@ -341,6 +356,19 @@ def test_the_episodes_of_the_actors_chunks_go_to_tensorboard_at_their_step(fake_
             if tag == "train/EpisodeReturn"] == expected
 
 
+def test_actors_hand_over_n_step_sums_with_their_horizons(fake_ray):
+    algo, _ = train_with_actors(n_step=3, n_envs=2, n_epochs=1, max_path_length=15)
+    a0, a1 = [chunks_of(handle) for handle in fake_ray.actors]
+    in_order = [a0[0], a1[0], a0[1], a1[1]]
+    memory = algo.memory
+    np.testing.assert_array_equal(memory.horizons[:memory.size],
+                                  np.concatenate([chunk["hor"] for chunk in in_order]))
+    np.testing.assert_array_equal(memory.rwds[:memory.size],
+                                  np.concatenate([chunk["rwd"] for chunk in in_order]))
+    assert set(memory.horizons[:memory.size]) == {1.0, 2.0, 3.0}
+    assert algo.total_env_steps == 80 and memory.size < 80  # sums still open at the end
+
+
 def test_the_policy_lag_follows_the_weight_publication(fake_ray):
     """Two actors, chunks of 20, an update per transition once 40 are stored: the lags and
     the weights each actor holds, worked out by hand for weights published every update
@@ -361,6 +389,17 @@ def test_the_policy_lag_follows_the_weight_publication(fake_ray):
             np.testing.assert_array_equal(actors[0].run.policy.params.data.asnumpy(),
                                           weights_at_epoch_end[0])
         assert algo.itr == 140
+
+
+def test_an_actor_that_delivers_nothing_in_an_epoch_has_no_rate(fake_ray):
+    fake_ray.delays = [100, 0]  # actor 0's first chunk arrives after the epoch
+    rows = []
+    train_with_actors(mode="async", n_epochs=1, callback=rows_of_each_epoch(rows))
+    assert rows[0]["Actor0StepsPerSec"] == 0.0 and rows[0]["Actor1StepsPerSec"] > 0
+
+
+def test_the_default_chunk_is_100_transitions():
+    assert RayActors(cartpole_algo(epoch_length=200), 2).chunk == 100
 
 
 def test_an_async_run_takes_the_chunk_ready_first(fake_ray):
@@ -507,11 +546,11 @@ def test_ray_is_started_for_the_actors_and_ended_only_if_the_collector_started_i
 
 
 def test_a_deterministic_run_resumes_exactly(fake_ray, tmp_path):
-    whole, _ = train_with_actors(n_epochs=2, n_envs=2, start_steps=30, weight_sync_every=7)
-    train_with_actors(n_epochs=1, n_envs=2, start_steps=30, weight_sync_every=7,
+    whole, _ = train_with_actors(n_epochs=2, n_envs=2, start_steps=30, weight_sync_every=70)
+    train_with_actors(n_epochs=1, n_envs=2, start_steps=30, weight_sync_every=70,
                       save=str(tmp_path / "ckpt"))
     resumed, collector = train_with_actors(n_epochs=2, n_envs=2, start_steps=30,
-                                           weight_sync_every=7,
+                                           weight_sync_every=70,
                                            restore=str(tmp_path / "ckpt"))
     assert_same_run(whole, resumed)
     assert collector.starts == [0, 0]

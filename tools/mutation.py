@@ -58,6 +58,7 @@ MODULES = {
     "training_envs": "ddpg/training_envs.py",
     "distributed.actor": "ddpg/distributed/actor.py",
     "distributed.ray_actors": "ddpg/distributed/ray_actors.py",
+    "replay.nstep": "ddpg/replay/nstep.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it

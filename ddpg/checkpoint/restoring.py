@@ -116,18 +116,24 @@ def _check_spaces(algo, manifest, path):
                                   % (path, what, spaces.get(key), what, space.flat_dim))
 
 
+#: Structural hyperparameters added after the first checkpoints: their value in a checkpoint
+#: that does not record them.
+UNRECORDED_STRUCTURAL = {"n_step": 1}
+#: What depends on each structural hyperparameter (the optimiser state, for the others).
+_DEPENDS = {"memory_size": "replay memory", "n_step": "replay memory"}
+
+
 def _check_hyperparameters(algo, manifest, path, log):
     saved = manifest["hyperparameters"]
     for name in STRUCTURAL_HYPERPARAMETERS:
-        here, there = getattr(algo, name), saved.get(name)
+        here, there = getattr(algo, name), saved.get(name, UNRECORDED_STRUCTURAL.get(name))
         if isinstance(here, str) and isinstance(there, str):
             here, there = here.lower(), there.lower()
         if here != there:
             raise CheckpointError("the checkpoint %s was made with %s=%r; this algorithm has "
                                   "%r (the saved %s depends on it)"
-                                  % (path, name, saved.get(name), getattr(algo, name),
-                                     "replay memory" if name == "memory_size"
-                                     else "optimiser state"))
+                                  % (path, name, saved.get(name, UNRECORDED_STRUCTURAL.get(name)),
+                                     getattr(algo, name), _DEPENDS.get(name, "optimiser state")))
     changed = ["%s is %r (it was %r when saved)" % (name, value, saved[name])
                for name, value in hyperparameter_values(algo).items()
                if name in saved and saved[name] != value]

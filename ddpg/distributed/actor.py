@@ -35,7 +35,8 @@ __all__ = ["actor_seed", "actor_spec", "warmup_share", "PolicyCopy", "ActorRun",
 
 #: Settings of the learner's algorithm that an actor's exploration reads.
 EXPLORATION_SETTINGS = ("n_envs", "start_steps", "max_path_length", "scale_reward",
-                        "include_horizon_terminal", "bootstrap_truncated", "skip_nonfinite")
+                        "include_horizon_terminal", "bootstrap_truncated", "skip_nonfinite",
+                        "n_step", "discount")
 
 
 def actor_seed(seed, n_envs, index, start):
@@ -124,7 +125,10 @@ class ActorRun(object):
         self.strategy = spec["strategy"]
         self.seed = spec["seed"]
         self.vec_env = "sync"
-        self.memory_size = spec["chunk"]
+        #: transitions a collection takes; it may store more: the n-step sums that were
+        #: open when it began and the ones it completes (at most n_step - 1 an environment)
+        self.chunk = spec["chunk"]
+        self.memory_size = self.chunk + (self.n_step - 1) * self.n_envs
         self._action_low = np.reshape(self.env.action_space.low, -1).astype(np.float64)
         self._action_high = np.reshape(self.env.action_space.high, -1).astype(np.float64)
         self.policy = PolicyCopy(spec["policy_symbol"], spec["param_shapes"])
@@ -161,8 +165,9 @@ class ExperienceActor(object):
     def collect(self, version=None, weights=None):
         """One chunk: the policy's ``weights`` (taken at update ``version``) are set first
         when given. Returns a dict:
-        the stored transitions (``obs``, ``act``, ``rwd``, ``end``, ``nxt``; a chunk may store
-        fewer than it took, as the learner's loop drops what the original dropped), the
+        the stored transitions (``obs``, ``act``, ``rwd``, ``end``, ``nxt``, and ``hor``, the
+        horizons, with ``n_step > 1``; a chunk may store fewer or, with n-step sums, more
+        transitions than it took, as the learner's loop would), the
         transitions taken (``steps``), the returns of the episodes that ended, the weights'
         ``version``, the collection's ``seconds`` and the actor's ``index``."""
         if weights is not None:
@@ -174,15 +179,17 @@ class ExperienceActor(object):
         action_shape = tuple(run.env.action_space.shape)
         act_dim = run.env.action_space.flat_dim
         began = time.perf_counter()
-        for _ in range(run.memory_size // run.n_envs):
+        for _ in range(run.chunk // run.n_envs):
             loop.explore_step(action_shape, act_dim, False)
         seconds = time.perf_counter() - began
         memory, size = loop.memory, loop.memory.size
         chunk = {"obs": memory.obss[:size].copy(), "act": memory.acts[:size].copy(),
                  "rwd": memory.rwds[:size].copy(), "end": memory.ends[:size].copy(),
-                 "nxt": memory.nxts[:size].copy(), "steps": run.memory_size,
+                 "nxt": memory.nxts[:size].copy(), "steps": run.chunk,
                  "returns": loop.take_exploration_returns(), "version": self.version,
                  "seconds": seconds, "index": self.index}
+        if run.n_step > 1:  # n-step sums: each transition's horizon
+            chunk["hor"] = memory.horizons[:size].copy()
         memory.top = memory.size = 0
         return chunk
 

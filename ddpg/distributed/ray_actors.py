@@ -104,10 +104,8 @@ class RayActors(object):
         self._weights = None  # (version, ObjectRef) of the latest published weights
         self._sent_version = {}  # actor index -> the version it was last sent
         self._delivered = {}  # actor index -> whether it has sent a chunk since it started
-        self._requested = 0  # transitions requested this epoch (deterministic)
-        self._next_actor = 0  # whose chunk is taken next (deterministic)
         self._saved_actors = None  # actor states of a checkpoint, given when they start
-        self._new_epoch()
+        self._new_epoch()  # the epoch's statistics and order
 
     def attach(self):
         """Make ``algo``'s training loop collect through these actors; returns self."""
@@ -166,7 +164,9 @@ class RayActors(object):
         state, algo = loop.state, self.algo
         chunk = self._next_chunk()
         memory = loop.memory
-        for row in zip(chunk["obs"], chunk["act"], chunk["rwd"], chunk["end"], chunk["nxt"]):
+        columns = [chunk[key] for key in ("obs", "act", "rwd", "end", "nxt", "hor")
+                   if key in chunk]
+        for row in zip(*columns):
             memory.add_sample(*row)
         lag = state.itr - chunk["version"]
         self._stats["lags"].append(lag)
@@ -258,8 +258,8 @@ class RayActors(object):
     def _new_epoch(self):
         self._stats = {"lags": [], "lost": 0, "restarts": 0,
                        "steps": [0] * self.n_actors, "seconds": [0.0] * self.n_actors}
-        self._requested = 0
-        self._next_actor = 0
+        self._requested = 0  # transitions requested this epoch (deterministic)
+        self._next_actor = 0  # whose chunk is taken next (deterministic)
 
     def end_epoch(self):
         """Give ``algo.env`` actor 0's normalisation statistics (evaluation normalises as

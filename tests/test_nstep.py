@@ -1,0 +1,239 @@
+"""n-step returns (ddpg.replay.nstep): the stored transitions against a NumPy computation on
+the recorded 1-step episodes, the target's discount ** k, resume, actors, and errors."""
+import numpy as np
+import pytest
+
+from ddpg.envs import Box, CartpoleEnv, EnvSpec, Step, normalize
+from ddpg.errors import CheckpointError
+from ddpg.replay import NStepReplayMem, TransitionBatch
+from ddpg.replay_mem import ReplayMem
+
+from helpers import PointEnv, build_algorithm
+from numpy_reference import NumpyDDPG, NumpyOptimizer, NumpyPolicy, NumpyQ
+from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, params_of
+
+pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
+
+DISCOUNT = 0.9
+
+
+def exploring_algo(n_step, **overrides):
+    """Uniform actions on the cart-pole (episodes end by falling or at 15 steps), no
+    updates: the 1-step and n-step runs of a seed see the same steps."""
+    options = dict(seed=4, n_epochs=1, epoch_length=300, memory_size=1000,
+                   memory_start_size=1000, start_steps=300, max_path_length=15,
+                   eval_samples=10, discount=DISCOUNT, n_step=n_step)
+    options.update(overrides)
+    return build_algorithm(env=normalize(CartpoleEnv()), **options)
+
+
+def stored(memory):
+    size = memory.size
+    horizons = getattr(memory, "horizons", np.ones(memory.memory_size))[:size]
+    return (memory.obss[:size], memory.acts[:size], memory.rwds[:size], memory.ends[:size],
+            memory.nxts[:size], horizons)
+
+
+def numpy_n_step(obss, acts, rwds, ends, nxts, n_step, discount):
+    """n-step transitions of one environment's 1-step stream, computed here: an episode's
+    steps are linked (a step's s' is the next step's s and it is not terminal); each sum
+    takes up to n rewards of its episode and ends where the episode's linked steps end."""
+    linked = [not ends[t] and np.array_equal(nxts[t], obss[t + 1])
+              for t in range(len(obss) - 1)] + [False]
+    result = []
+    for t in range(len(obss)):
+        k = 1
+        while k < n_step and linked[t + k - 1] and t + k < len(obss):
+            k += 1
+        last = t + k - 1
+        total = sum(discount ** i * float(rwds[t + i]) for i in range(k))
+        result.append((obss[t], acts[t], total, ends[last], nxts[last], k))
+    return result
+
+
+def as_rows(transitions):
+    """Transitions in a canonical order (by s and a), for comparison as sets."""
+    return sorted(transitions, key=lambda row: (row[0].tobytes(), row[1].tobytes()))
+
+
+def assert_same_transitions(ours, expected):
+    assert len(ours) == len(expected)
+    for got, want in zip(as_rows(ours), as_rows(expected)):
+        for index in (0, 1, 4):
+            np.testing.assert_array_equal(got[index], want[index])
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-6, atol=1e-6)
+        assert (float(got[3]), float(got[5])) == (float(want[3]), float(want[5]))
+
+
+def stream_of(algo):
+    memory = algo.memory
+    return [arrays for arrays in zip(*stored(memory))]
+
+
+@pytest.mark.parametrize("options", [
+    dict(),                                   # time-limit cuts bootstrap
+    dict(include_horizon_terminal=True),      # cuts stored as terminal (the original's option)
+    dict(bootstrap_truncated=False),          # cuts dropped (the original)
+])
+@pytest.mark.parametrize("n_step", [2, 3, 5])
+def test_the_stored_transitions_are_the_numpy_n_step_sums_of_the_episodes(n_step, options):
+    one_step = exploring_algo(1, **options)
+    one_step.train()
+    assert isinstance(one_step.memory, ReplayMem) and not isinstance(one_step.memory,
+                                                                     NStepReplayMem)
+    obss, acts, rwds, ends, nxts, _ = stored(one_step.memory)
+    assert 5 < ends.sum() < 100  # episodes end by falling (and at the 15-step limit)
+    n_steps = exploring_algo(n_step, **options)
+    n_steps.train()
+    expected = numpy_n_step(obss, acts, rwds, ends, nxts, n_step, DISCOUNT)
+    ours = stream_of(n_steps)
+    # the last episode's open sums (its last steps) are not stored yet
+    open_sums = len(n_steps.loop.state.nstep_chain)
+    assert open_sums < n_step
+    assert_same_transitions(ours, expected[:len(expected) - open_sums]
+                            if open_sums else expected)
+    assert max(row[5] for row in ours) == n_step
+
+
+def test_several_environments_never_mix_their_sums():
+    n_step, n_envs = 3, 2
+    one_step = exploring_algo(1, n_envs=n_envs)
+    one_step.train()
+    n_steps = exploring_algo(n_step, n_envs=n_envs)
+    n_steps.train()
+    obss, acts, rwds, ends, nxts, _ = stored(one_step.memory)
+    expected = []
+    for env in range(n_envs):  # every step stores each environment's transition in turn
+        expected += numpy_n_step(obss[env::n_envs], acts[env::n_envs], rwds[env::n_envs],
+                                 ends[env::n_envs], nxts[env::n_envs], n_step, DISCOUNT)
+    episodes = [n_steps.loop.state] + n_steps.loop.state.vector_episodes
+    open_sums = {tuple(np.float32(item[0])) for episode in episodes
+                 for item in episode.nstep_chain}
+    assert_same_transitions(stream_of(n_steps), [row for row in expected
+                                                 if tuple(row[0]) not in open_sums])
+
+
+class CountingEnv(object):
+    """s_t = [t], r_t = t, never done; the reward of step ``nan_at`` is NaN."""
+
+    def __init__(self, nan_at):
+        self.observation_space = Box(-np.inf, np.inf, shape=(1,))
+        self.action_space = Box(-1.0, 1.0, shape=(1,))
+        self.spec = EnvSpec(self.observation_space, self.action_space)
+        self.nan_at, self.t = nan_at, 0
+
+    def reset(self):
+        self.t = 0
+        return np.zeros(1)
+
+    def step(self, action):
+        self.t += 1
+        reward = float("nan") if self.t == self.nan_at else float(self.t)
+        return Step(np.array([float(self.t)]), reward, False, {})
+
+    def clone(self):
+        return CountingEnv(self.nan_at)
+
+
+def test_a_skipped_non_finite_step_ends_the_sums_before_it():
+    algo = build_algorithm(env=CountingEnv(nan_at=4), n_step=3, seed=1, n_epochs=1,
+                           epoch_length=8, memory_start_size=100, memory_size=100,
+                           max_path_length=100, start_steps=8, eval_samples=2,
+                           skip_nonfinite=True, discount=DISCOUNT)
+    algo.train()
+    obss, _, rwds, ends, nxts, horizons = stored(algo.memory)
+    g = DISCOUNT
+    # steps 1-3 from s0, s1, s2 end their sums at s3 (step 4 is skipped); from s4 on, sums
+    # of 3 again; s6 and s7's are still open
+    assert obss[:, 0].tolist() == [0, 1, 2, 4, 5]
+    assert nxts[:, 0].tolist() == [3, 3, 3, 7, 8]
+    assert horizons.tolist() == [3, 2, 1, 3, 3]
+    np.testing.assert_allclose(rwds, [1 + g * 2 + g * g * 3, 2 + g * 3, 3,
+                                      5 + g * 6 + g * g * 7, 6 + g * 7 + g * g * 8], rtol=1e-6)
+    assert not ends.any()
+    assert [item[0][0] for item in algo.loop.state.nstep_chain] == [6, 7]
+
+
+def test_the_target_bootstraps_with_discount_to_the_horizon_against_numpy():
+    algo = build_algorithm(env=PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM),
+                           pi_hidden=(5, 4), q_hidden=(6, 5, 4), merge=2, batch_size=BATCH,
+                           discount=DISCOUNT, qfunc_updater="adam", qfunc_lr=2e-2,
+                           policy_updater="adam", policy_lr=2e-2, soft_target_tau=0.1, seed=3,
+                           randomize=True, n_step=3)
+    reference = NumpyDDPG(
+        q=NumpyQ(params_of(algo.qfunc.arg_dict), 3, 2),
+        q_target=NumpyQ(params_of(algo.qfunc_target.arg_dict), 3, 2),
+        pi=NumpyPolicy(params_of(algo.policy.arg_dict), 2),
+        pi_target=NumpyPolicy(params_of(algo.policy_target.arg_dict), 2),
+        q_opt=NumpyOptimizer("adam", 2e-2), pi_opt=NumpyOptimizer("adam", 2e-2),
+        discount=DISCOUNT, tau=0.1, act_dim=ACT_DIM)
+    rng = np.random.RandomState(2)
+    for itr in range(3):
+        batch = TransitionBatch(*make_batch(rng),
+                                horizons=rng.randint(1, 4, size=BATCH).astype(np.float32))
+        expected = reference.update(*[b.astype(np.float64) for b in batch],
+                                    horizons=batch.horizons.astype(np.float64))
+        algo.do_update(itr, batch)
+        np.testing.assert_allclose(algo.qfunc.arg_dict["yval"].asnumpy(), expected["ys"],
+                                   rtol=1e-4, atol=1e-5)
+        assert_params_close(algo.qfunc.arg_dict, reference.q.p, "qfunc")
+        assert_params_close(algo.policy.arg_dict, reference.pi.p, "policy")
+
+
+def test_a_run_resumes_exactly_with_open_sums_in_its_checkpoint(tmp_path):
+    options = dict(n_envs=2, memory_start_size=40, start_steps=30, epoch_length=50,
+                   max_path_length=40)
+    whole = exploring_algo(3, **dict(options, n_epochs=2))
+    whole.train()
+    first = exploring_algo(3, **dict(options, n_epochs=1))
+    first.train()
+    assert first.loop.state.nstep_chain  # saved mid-episode, with sums open
+    first.save(str(tmp_path / "ckpt"))
+    resumed = exploring_algo(3, **dict(options, n_epochs=2))
+    resumed.restore(str(tmp_path / "ckpt"))
+    resumed.train()
+    for a, b in zip(stored(whole.memory), stored(resumed.memory)):
+        np.testing.assert_array_equal(a, b)
+    for name in whole.policy.arg_dict:
+        np.testing.assert_array_equal(whole.policy.arg_dict[name].asnumpy(),
+                                      resumed.policy.arg_dict[name].asnumpy())
+
+
+def test_a_checkpoint_resumes_only_with_its_own_n_step(tmp_path):
+    algo = exploring_algo(3, epoch_length=20, memory_start_size=10, start_steps=0,
+                          batch_size=8)
+    algo.train()
+    algo.save(str(tmp_path / "ckpt"))
+    for n_step in (1, 2):
+        with pytest.raises(CheckpointError, match=r"was made with n_step=3; this algorithm has "
+                                                  r"%d \(the saved replay memory depends on "
+                                                  r"it\)" % n_step):
+            exploring_algo(n_step).restore(str(tmp_path / "ckpt"))
+
+
+def test_n_step_must_be_a_positive_integer():
+    for value in (0, 1.5, -2):
+        with pytest.raises(ValueError, match="n_step"):
+            exploring_algo(value)
+
+
+def test_the_command_line_names_the_flag():
+    from ddpg.experiment.build import prepare_run
+    from ddpg.experiment.script import UsageError
+    with pytest.raises(UsageError, match=r"n_step .*\(set with --n-step\)"):
+        prepare_run(["--no-log-dir", "--n-step", "0"])
+
+
+def test_an_actor_s_chunk_holds_every_sum_it_completes_even_more_than_its_steps():
+    from ddpg.distributed.actor import ExperienceActor, actor_spec
+    algo = build_algorithm(env=CountingEnv(nan_at=0), n_step=3, max_path_length=5,
+                           start_steps=100, discount=DISCOUNT)
+    actor = ExperienceActor(actor_spec(algo, 0, 1, 3))
+    weights = (0, algo.policy.params.data.asnumpy())
+    first, second = actor.collect(*weights), actor.collect()
+    assert first["obs"][:, 0].tolist() == [0] and first["hor"].tolist() == [3]
+    # steps 4-6: s1's sum completes, the episode's end at step 5 closes s2, s3 and s4's
+    assert second["steps"] == 3
+    assert second["obs"][:, 0].tolist() == [1, 2, 3, 4]
+    assert second["hor"].tolist() == [3, 3, 2, 1]
+    assert second["nxt"][:, 0].tolist() == [4, 5, 5, 5]
