@@ -12,8 +12,6 @@ their own: the executor bindings (:mod:`ddpg.executors`), the training loop, own
 run's state and replay memory (:class:`ddpg.training.TrainingLoop`), and the evaluation
 rollouts with the epoch's statistics (:mod:`ddpg.evaluation`).
 """
-from collections import OrderedDict
-
 import numpy as np
 
 from ddpg import checkpoint, evaluation, executors, faults, hyperparams, options
@@ -25,12 +23,13 @@ from ddpg.backend.context import check_gpu_supported, resolve_ctx
 from ddpg.envs import seed_env
 from ddpg.backend.fpu import flushing_denormals
 from ddpg.backend.mxnet_log import filters_mxnet_info
-from ddpg.backend.flat import PackedInputs, copy_into, soft_update
+from ddpg.backend.flat import PackedInputs, soft_update
+from ddpg.batch_inputs import BatchInputs
 from ddpg.backend.statistics import UpdateStatistics
 
 
 @with_state_views
-class DDPG(object):
+class DDPG(BatchInputs):
     """The DDPG algorithm (Lillicrap et al., 2015) as in the MXNet example.
 
     The arguments up to ``seed`` are the original's, with its defaults, except ``ctx``: ``None``
@@ -86,6 +85,9 @@ class DDPG(object):
         still count transitions (:mod:`ddpg.training_envs`).
     n_step: targets sum ``n_step`` rewards before they bootstrap, never across an episode's
         end (:mod:`ddpg.replay.nstep`); 1, the original, stores 1-step transitions.
+    prioritized_replay, per_alpha, per_beta, per_eps: proportional prioritised replay
+        (:mod:`ddpg.replay.prioritized`): sampled with probability ~ (|TD error| + eps) **
+        alpha, importance weights with exponent beta (annealed to 1) in the Q loss.
     """
 
     #: Attributes a checkpoint's manifest records besides ``ddpg.checkpoint.HYPERPARAMETERS``
@@ -104,7 +106,8 @@ class DDPG(object):
                  policy_weight_decay=0.0, qfunc_grad_clip=None, policy_grad_clip=None,
                  train_freq=1, gradient_steps=None, omp_threads="auto",
                  loss_log_interval=100, policy_delay=1, n_envs=1, vec_env="sync",
-                 n_step=1, logger=None):
+                 n_step=1, prioritized_replay=False, per_alpha=0.6, per_beta=0.4,
+                 per_eps=1e-6, logger=None):
         faults.check_env(env)
         self.logger = get_default_logger() if logger is None else logger
         self.ctx = resolve_ctx(ctx)
@@ -153,6 +156,8 @@ class DDPG(object):
         self.n_envs = n_envs
         self.vec_env = vec_env
         self.n_step = n_step
+        self.prioritized_replay = bool(prioritized_replay)
+        self.per_alpha, self.per_beta, self.per_eps = per_alpha, per_beta, per_eps
         self._check_hyperparameters()
         self._train_freq, self._gradient_steps = options.update_schedule(
             n_updates_per_sample, train_freq, gradient_steps)
@@ -203,7 +208,7 @@ class DDPG(object):
         qval_sym = self.qfunc.get_loss_symbols()["qval"]
         act_sym = self.policy.get_loss_symbols()["act"]
         self.qfunc_input_shapes, self.policy_input_shapes = executors.input_shapes(
-            self.batch_size, obs_dim, act_dim)
+            self.batch_size, obs_dim, act_dim, weighted=self.prioritized_replay)
         qfunc_target_shapes = executors.target_q_shapes(self.qfunc_input_shapes)
 
         # target parameters: not shared with the online networks, initialised the same below
@@ -220,7 +225,8 @@ class DDPG(object):
             regularization.create_updater(self.qfunc_updater, self.qfunc_lr,
                                           self.qfunc_grad_clip),
             self.qfunc_weight_decay, self.qfunc_input_shapes,
-            {"obs": batch_obs, "yval": self.target_executor.outputs[0]})
+            dict({"obs": batch_obs, "yval": self.target_executor.outputs[0]},
+                 **executors.weight_input(self._batch.views)))
         self.qfunc_target = executors.target_network(
             self.ctx, qval_sym, qfunc_target_shapes, {"obs": batch_nxt},
             self.qfunc_target_params, self.qfunc.params, "qfunc")
@@ -237,16 +243,6 @@ class DDPG(object):
             self.ctx, act_sym, self.policy_input_shapes, {"obs": batch_nxt},
             self.policy_target_params, self.policy.params, "policy")
         self.update_stats = UpdateStatistics(self.ctx, self.batch_size)
-
-    def _batch_input_shapes(self, obs_dim, act_dim):
-        """Name -> shape of the arrays one update's batch fills (see ``_fill_batch``)."""
-        # not the actions: the Q network concatenates them to a hidden layer, and MXNet's
-        # oneDNN Concat cannot read a view (it falls back to a kernel about 5x slower, 200 us
-        # per pass at batch 256); they get their own array and their own copy
-        return OrderedDict([("obs", (self.batch_size, obs_dim)),
-                            ("nxt", (self.batch_size, obs_dim)),
-                            ("rwd", (self.batch_size, 1)),
-                            ("discount_mask", (self.batch_size, 1))])
 
     def _target_q_symbol(self, qval_sym, act_sym, args):
         """Q'(s', mu'(s')) inside ``target_executor``: the target Q graph with the target
@@ -323,38 +319,15 @@ class DDPG(object):
         self.qfunc.update_params(self.qfunc.arg_dict["obs"], acts, ys)
         return self.qfunc.exe.outputs[2]  # computed by the update: no second forward pass
 
+    def td_errors(self):
+        """Q(s, a) - y of the last update's batch (numpy, one per transition), from the Q
+        executor's forward pass: prioritised replay's new priorities."""
+        return (self.qfunc.exe.outputs[1] - self.qfunc.arg_dict["yval"]).asnumpy()[:, 0]
+
     def _soft_update_pairs(self):
         """Step 6's (target, online) flat parameter buffers; a subclass adds its own."""
         return [(self.policy_target_params, self.policy.params),
                 (self.qfunc_target_params, self.qfunc.params)]
-
-    def _load_batch(self, batch):
-        """Copy a batch into the bound input arrays; returns the (bound) actions array.
-
-        The Q executor's obs is also the policy's and policy_executor's; the targets share
-        one s' array; rewards and (1 - end) * discount feed ``target_executor``. These are
-        views of one buffer (:class:`ddpg.backend.flat.PackedInputs`): the batch is written into its
-        host twin and copied to the device at once; the actions are copied on their own.
-        """
-        acts = self._fill_batch(self._batch.host_views, batch)
-        self._batch.upload()
-        copy_into(self.qfunc.arg_dict["act"], acts)
-        return self.qfunc.arg_dict["act"]
-
-    def _fill_batch(self, host, batch):
-        """Write ``batch`` into the host views (float32), except the actions, which it
-        returns; a subclass may add arrays of its own."""
-        obss, acts, rwds, ends, nxts = batch
-        host["obs"][...] = np.reshape(obss, host["obs"].shape)
-        host["nxt"][...] = np.reshape(nxts, host["nxt"].shape)
-        host["rwd"][...] = np.reshape(rwds, host["rwd"].shape)
-        discounts = host["discount_mask"]
-        discounts[...] = np.reshape(ends, discounts.shape)
-        np.subtract(np.float32(1.0), discounts, out=discounts)
-        horizons = getattr(batch, "horizons", None)  # n-step: discount ** k, k per transition
-        discounts *= np.float32(self.discount) if horizons is None else np.power(
-            np.float32(self.discount), np.reshape(horizons, discounts.shape))
-        return acts
 
     def _policy_step(self, policy_acts):
         """Steps 4-5: dLoss/dact through the current Q, then the policy update.

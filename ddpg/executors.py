@@ -57,12 +57,20 @@ def bind_network(network, symbol, ctx, init, updater, input_shapes, input_arrays
     network.updater = updater
 
 
-def input_shapes(batch_size, obs_dim, act_dim):
+def input_shapes(batch_size, obs_dim, act_dim, weighted=False):
     """The Q executor's and the policy executor's input shapes (the original's
-    ``qfunc_input_shapes`` and ``policy_input_shapes``)."""
+    ``qfunc_input_shapes`` and ``policy_input_shapes``); ``weighted``: the Q loss has
+    per-transition importance weights, input ``weight`` (prioritised replay)."""
     qfunc_shapes = {"obs": (batch_size, obs_dim), "act": (batch_size, act_dim),
                     "yval": (batch_size, 1)}
+    if weighted:
+        qfunc_shapes["weight"] = (batch_size, 1)
     return qfunc_shapes, {"obs": (batch_size, obs_dim)}
+
+
+def weight_input(batch_views):
+    """``{"weight": array}`` of the batch's importance weights when it has them, else {}."""
+    return {"weight": batch_views["weight"]} if "weight" in batch_views else {}
 
 
 def target_q_shapes(qfunc_input_shapes):
@@ -103,7 +111,8 @@ def bind_qfunc(qfunc, ctx, batch_size, updater, weight_decay, shapes, input_arra
                statistics=True):
     """Define the Q-function's loss and bind its training executor ``qfunc.exe``.
 
-    The loss is the original's ``sum((Q - y)^2) / batch``, plus the optional L2 penalty on the
+    The loss is the original's ``sum((Q - y)^2) / batch`` (``sum(w (Q - y)^2) / batch`` when
+    ``shapes`` has an importance-weight input ``weight``), plus the optional L2 penalty on the
     weights (``weight_decay``). With ``statistics`` the executor gets a third output, the
     update statistics (:func:`ddpg.backend.statistics.q_statistics_symbol`) of the squared
     error without the penalty, computed in the same forward pass (TD3's second critic has
@@ -113,7 +122,10 @@ def bind_qfunc(qfunc, ctx, batch_size, updater, weight_decay, shapes, input_arra
     """
     symbols = qfunc.get_loss_symbols()
     qval_sym, yval_sym = symbols["qval"], symbols["yval"]
-    loss = 1.0 / batch_size * mx.symbol.sum(mx.symbol.square(qval_sym - yval_sym))
+    squared_errors = mx.symbol.square(qval_sym - yval_sym)
+    if "weight" in shapes:  # prioritised replay's importance weights
+        squared_errors = squared_errors * mx.symbol.Variable("weight")
+    loss = 1.0 / batch_size * mx.symbol.sum(squared_errors)
     decay = regularization.l2_penalty_symbol(qval_sym, weight_decay, shapes)
     extra_outputs = [q_statistics_symbol(loss, qval_sym, yval_sym)] if statistics else []
     qfunc.define_loss(loss if decay is None else loss + decay, extra_outputs=extra_outputs)

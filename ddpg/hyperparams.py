@@ -229,6 +229,16 @@ TABLE = (
     _row("n_step", 1, POSITIVE_INT,
          "targets sum N rewards before bootstrapping (n-step returns), never across an "
          "episode's end; 1: the original's 1-step targets", structural=True),
+    _row("prioritized_replay", False, SWITCH,
+         "proportional prioritised replay (Schaul et al. 2016): sampled by |TD error|, "
+         "importance weights in the Q loss", structural=True),
+    _row("per_alpha", 0.6, NON_NEGATIVE,
+         "with --prioritized-replay: priorities ** alpha (0: uniform; the paper's 0.6)"),
+    _row("per_beta", 0.4, CLOSED_UNIT,
+         "with --prioritized-replay: importance-weight exponent at the first update, "
+         "annealed to 1 over the run (the paper's 0.4)"),
+    _row("per_eps", 1e-6, POSITIVE,
+         "with --prioritized-replay: added to each |TD error|, so no priority is 0"),
     _row("target_noise", 0.2, NON_NEGATIVE,
          "td3: target-action noise std, relative to the action half-range",
          algorithms=("td3",)),

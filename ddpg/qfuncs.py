@@ -18,7 +18,7 @@ from ddpg.utils import (DEFAULT_ACTIVATION, DEFAULT_QFUNC_ACTION_MERGE_LAYER,
                         DEFAULT_QFUNC_HIDDEN_SIZES, define_qfunc)
 
 #: Input variables of the Q loss: everything else in the executor is a trainable parameter.
-QFUNC_INPUT_NAMES = ("obs", "act", "yval")
+QFUNC_INPUT_NAMES = ("obs", "act", "yval", "weight")
 
 
 class QFunc(object):

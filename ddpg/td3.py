@@ -121,6 +121,7 @@ class TD3(DDPG):
         # one obs, act and yval array for both critics: the batch is copied in once and
         # target_executor's output is both critics' target
         shared = {name: self.qfunc.arg_dict[name] for name in ("obs", "act", "yval")}
+        shared.update(executors.weight_input(self._batch.views))
         executors.bind_qfunc(
             self.qfunc2, self.ctx, self.batch_size,
             regularization.create_updater(self.qfunc_updater, self.qfunc_lr,

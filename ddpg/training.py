@@ -36,7 +36,7 @@ import pyprind
 
 from ddpg import checkpoint, faults
 from ddpg.backend import seeding
-from ddpg.replay.nstep import close_chain, extend_chain, make_memory, take_complete
+from ddpg.replay import annealed_beta, close_chain, extend_chain, make_memory, take_complete
 from ddpg.training_envs import TrainingEnvironments
 from ddpg.training_state import STATE_FIELDS, EnvEpisode, TrainingState
 
@@ -120,7 +120,7 @@ class TrainingLoop(object):
         replay memory, the environments' episodes and their first observations."""
         algo, state = self.algo, self.state
         if self.memory is None:
-            self.memory = make_memory(algo.n_step, algo.env.observation_space.flat_dim,
+            self.memory = make_memory(algo, algo.env.observation_space.flat_dim,
                                       algo.env.action_space.flat_dim, algo.memory_size)
         if len(state.vector_episodes) != algo.n_envs - 1:
             state.vector_episodes = [EnvEpisode() for _ in range(algo.n_envs - 1)]
@@ -197,10 +197,15 @@ class TrainingLoop(object):
         """``times * gradient_steps`` updates (``algo.do_update``) on batches from the memory;
         with ``log_scalars`` the losses of every ``loss_log_interval``-th one go to
         TensorBoard."""
-        algo, state = self.algo, self.state
+        algo, state, memory = self.algo, self.state, self.memory
         for _ in range(times * algo._gradient_steps):
-            batch = self.memory.get_batch(algo.batch_size)
+            if algo.prioritized_replay:  # beta, annealed to 1 at the run's last transition
+                memory.beta = annealed_beta(algo.per_beta, state.total_env_steps,
+                                            algo.n_epochs * algo.epoch_length)
+            batch = memory.get_batch(algo.batch_size)
             algo.do_update(state.itr, batch)
+            if algo.prioritized_replay:  # the batch's new priorities: its |TD errors|
+                memory.update_priorities(batch.indices, algo.td_errors())
             state.itr += 1
             if log_scalars and state.itr % algo.loss_log_interval == 0:
                 for name, value in algo.update_stats.latest().items():
@@ -338,9 +343,8 @@ class TrainingLoop(object):
             self.memory.add_sample(obs, act, rwd, stored_end, nxt)
 
     def _store_nstep(self, episode, obs, act, rwd, stored_end, nxt, episode_over):
-        """n-step returns (:mod:`ddpg.replay.nstep`): add the step to ``episode``'s chain and
-        store the sums it completes, or every sum when the episode is over. A step not
-        stored (``stored_end`` None) ends the sums before it, bootstrapping from ``obs``."""
+        """n-step returns (:mod:`ddpg.replay.nstep`): store the sums the step completes (all,
+        if the episode is over; a step not stored ends them, bootstrapping from ``obs``)."""
         if stored_end is None:
             transitions, chain = close_chain(episode.nstep_chain, False, obs), []
         else:

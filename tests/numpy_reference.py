@@ -147,9 +147,11 @@ class NumpyDDPG(object):
         self.policy_delay = policy_delay
         self.n_updates = 0
 
-    def update(self, obss, acts, rwds, ends, nxts, horizons=None):
+    def update(self, obss, acts, rwds, ends, nxts, horizons=None, weights=None):
         """One update; ``horizons``: n-step transitions' k, whose targets bootstrap with
-        discount ** k (default 1 each)."""
+        discount ** k (default 1 each); ``weights``: importance weights of the squared errors
+        in the Q loss (default 1 each)."""
+        weights = np.ones((obss.shape[0], 1)) if weights is None else weights.reshape(-1, 1)
         self.n_updates += 1
         discount = self.discount if horizons is None \
             else self.discount ** horizons.reshape(-1, 1)
@@ -162,9 +164,9 @@ class NumpyDDPG(object):
         ys = rwds.reshape(-1, 1) + (1.0 - ends.reshape(-1, 1)) * discount * next_q
         # 3. critic step on mean squared error
         q, cache = self.q.forward(obss, acts)
-        q_loss = np.sum((q - ys) ** 2) / batch
+        q_loss = np.sum(weights * (q - ys) ** 2) / batch
         q_reg_loss = q_loss + l2_penalty(self.q.p, self.q_decay)
-        grads, _ = self.q.backward(2.0 * (q - ys) / batch, cache, self.act_dim)
+        grads, _ = self.q.backward(2.0 * weights * (q - ys) / batch, cache, self.act_dim)
         self.q_opt.step(self.q.p, add_l2_gradient(grads, self.q.p, self.q_decay))
         result = dict(q_loss=q_loss, q_reg_loss=q_reg_loss, qvals=q, ys=ys)
         if self.n_updates % self.policy_delay != 0:

@@ -442,3 +442,21 @@ def test_the_collection_benchmark_prints_and_writes_its_figures(tmp_path):
                                         "Pendulum-v1/2 Ray actors, deterministic",
                                         "Pendulum-v1/2 Ray actors, async"}
     assert all(rate > 0 for rate in figures["training"].values())
+
+
+def test_the_replay_sampling_benchmark_prints_its_figures():
+    """benchmarks/replay_sampling.py on a small memory: a time for each call, and the
+    prioritised draws cost more than the uniform one."""
+    result = subprocess.run(
+        [sys.executable, os.path.join(REPO, "benchmarks", "replay_sampling.py"),
+         "--memory-size", "5000", "--batch-size", "64", "--repeats", "20", "--rounds", "2"],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    times = dict(re.findall(r"^(.*?\S)\s+([0-9.]+) us", result.stdout, re.M))
+    assert set(times) == {"uniform get_batch", "prioritized get_batch",
+                          "prioritized get_batch + update_priorities"}
+    assert float(times["prioritized get_batch"]) > float(times["uniform get_batch"]) > 0
+    bad = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "replay_sampling.py"),
+                          "--memory-size", "10", "--batch-size", "64"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--memory-size must be at least --batch-size" in bad.stderr

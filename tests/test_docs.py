@@ -39,6 +39,7 @@ SCRIPTS = {
     "benchmarks/gluon_ddpg.py": ["benchmarks/gluon_ddpg.py"],
     "benchmarks/faults.py": ["benchmarks/faults.py"],
     "benchmarks/collection.py": ["benchmarks/collection.py"],
+    "benchmarks/replay_sampling.py": ["benchmarks/replay_sampling.py"],
     "tools/mutation.py": ["tools/mutation.py"],
     "ddpg.experiment.plot": ["-m", "ddpg.plot"],
     "ddpg.experiment.export": ["-m", "ddpg.export"],

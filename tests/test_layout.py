@@ -12,8 +12,8 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXAMPLE_MODULES = ["ddpg", "td3", "policies", "qfuncs", "replay_mem", "strategies", "utils",
                    "logger", "errors"]
 #: The algorithm's own parts beside them, and the short command names.
-CORE_MODULES = ["__init__", "version", "executors", "training", "training_state",
-                "training_envs", "evaluation", "hyperparams", "faults", "options", "plain_data"]
+CORE_MODULES = ["__init__", "version", "executors", "batch_inputs", "training",
+                "training_state", "training_envs", "evaluation", "hyperparams", "faults", "options", "plain_data"]
 COMMANDS = ["plot", "export", "__main__"]  # python -m ddpg.plot / ddpg.export / ddpg
 SUBPACKAGES = ["backend", "checkpoint", "distributed", "envs", "experiment", "logging",
                "replay"]

@@ -3,7 +3,7 @@ import numpy as np
 
 OBS_DIM, ACT_DIM, BATCH = 3, 2, 8
 #: Executor arguments that are inputs, not parameters.
-INPUTS = ("obs", "act", "yval")
+INPUTS = ("obs", "act", "yval", "weight")
 
 
 def params_of(arg_dict):

@@ -59,6 +59,9 @@ MODULES = {
     "distributed.actor": "ddpg/distributed/actor.py",
     "distributed.ray_actors": "ddpg/distributed/ray_actors.py",
     "replay.nstep": "ddpg/replay/nstep.py",
+    "replay.sum_tree": "ddpg/replay/sum_tree.py",
+    "replay.prioritized": "ddpg/replay/prioritized.py",
+    "batch_inputs": "ddpg/batch_inputs.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it

@@ -13,7 +13,7 @@ NETWORKS = ("qfunc", "qfunc_target", "policy", "policy_target")
 #: The networks with an optimiser.
 OPTIMISED = ("qfunc", "policy")
 #: Executor arguments that are inputs, not parameters.
-INPUT_NAMES = ("obs", "act", "yval")
+INPUT_NAMES = ("obs", "act", "yval", "weight")
 
 
 def network_params(algo, network):

@@ -9,7 +9,7 @@ before it builds anything.
 import numpy as np
 
 from ddpg.errors import CheckpointError
-from ddpg.replay.nstep import make_memory
+from ddpg.replay import make_memory
 from ddpg.checkpoint.npz_file import write_npz
 
 #: The keys of the file: the transitions, then the counters.
@@ -25,6 +25,9 @@ def write_memory(memory, filename):
     horizons = getattr(memory, "horizons", None)
     if horizons is not None:
         arrays["horizons"] = horizons[:size]
+    if callable(getattr(memory, "priorities", None)):
+        arrays.update(priorities=memory.priorities(),
+                      max_priority=np.float64(memory.max_priority))
     write_npz(filename, arrays)
 
 
@@ -38,12 +41,16 @@ def build_memory(algo, arrays, path):
     memory_size = int(arrays["memory_size"])
     expected = {"obss": (size, obs_dim), "acts": (size, act_dim), "rwds": (size,),
                 "ends": (size,), "nxts": (size, obs_dim)}
-    if algo.n_step > 1:
+    if algo.n_step > 1 or algo.prioritized_replay:
         expected["horizons"] = (size,)
-        if "horizons" not in arrays:
-            raise CheckpointError("the replay memory of %s has no horizons (it holds 1-step "
-                                  "transitions); this algorithm has n_step %d"
-                                  % (path, algo.n_step))
+    if algo.prioritized_replay:
+        expected["priorities"] = (size,)
+    missing = [key for key in expected if key not in arrays]
+    if missing:
+        raise CheckpointError("the replay memory of %s has no %s (n_step %d, "
+                              "prioritized_replay %s here)" % (path, ", ".join(missing),
+                                                                algo.n_step,
+                                                                algo.prioritized_replay))
     for key, shape in expected.items():
         if arrays[key].shape != shape:
             raise CheckpointError("the replay memory of %s has %s of shape %s, expected %s"
@@ -53,8 +60,15 @@ def build_memory(algo, arrays, path):
         raise CheckpointError("the replay memory of %s is inconsistent: size %d, top %d, "
                               "memory_size %d (this algorithm's memory_size is %d)"
                               % (path, size, top, memory_size, algo.memory_size))
-    memory = make_memory(algo.n_step, obs_dim, act_dim, memory_size)
+    memory = make_memory(algo, obs_dim, act_dim, memory_size)
     for key in expected:
-        getattr(memory, key)[:size] = arrays[key]
+        if key != "priorities":
+            getattr(memory, key)[:size] = arrays[key]
+    if algo.prioritized_replay:
+        priorities = np.asarray(arrays["priorities"], dtype=np.float64)
+        if not (np.isfinite(priorities).all() and (priorities > 0).all()):
+            raise CheckpointError("the replay memory of %s has priorities that are not "
+                                  "positive and finite" % path)
+        memory.set_priorities(priorities, float(arrays["max_priority"]))
     memory.size, memory.top = size, top
     return memory

@@ -118,9 +118,10 @@ def _check_spaces(algo, manifest, path):
 
 #: Structural hyperparameters added after the first checkpoints: their value in a checkpoint
 #: that does not record them.
-UNRECORDED_STRUCTURAL = {"n_step": 1}
+UNRECORDED_STRUCTURAL = {"n_step": 1, "prioritized_replay": False}
 #: What depends on each structural hyperparameter (the optimiser state, for the others).
-_DEPENDS = {"memory_size": "replay memory", "n_step": "replay memory"}
+_DEPENDS = {"memory_size": "replay memory", "n_step": "replay memory",
+            "prioritized_replay": "replay memory"}
 
 
 def _check_hyperparameters(algo, manifest, path, log):

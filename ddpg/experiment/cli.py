@@ -74,7 +74,8 @@ _ALGORITHM_FLAGS = (
     "eval_interval", "qfunc_updater", "qfunc_lr", "policy_updater", "policy_lr",
     "soft_target_tau", "n_updates_per_sample", "train_freq", "gradient_steps", "scale_reward",
     "qfunc_weight_decay", "policy_weight_decay", "qfunc_grad_clip", "policy_grad_clip",
-    "include_horizon_terminal", "bootstrap_truncated", "n_step")
+    "include_horizon_terminal", "bootstrap_truncated", "n_step", "prioritized_replay",
+    "per_alpha", "per_beta", "per_eps")
 
 
 def build_parser(parser_class=argparse.ArgumentParser):

@@ -22,17 +22,19 @@ import numpy as np
 
 from ddpg.replay_mem import ReplayMem
 
-__all__ = ["TransitionBatch", "NStepReplayMem", "make_memory", "extend_chain",
-           "take_complete", "close_chain"]
+__all__ = ["TransitionBatch", "NStepReplayMem", "extend_chain", "take_complete",
+           "close_chain"]
 
 
 class TransitionBatch(tuple):
     """A sampled batch: the example's 5-tuple ``(obss, acts, rwds, ends, nxts)``, which
-    unpacks as before, with the ``horizons`` (k of each transition) of an n-step memory."""
+    unpacks as before, with the ``horizons`` (k of each transition) of an n-step memory and
+    the importance ``weights`` and slots (``indices``) of a prioritised one."""
 
-    def __new__(cls, obss, acts, rwds, ends, nxts, horizons=None):
+    def __new__(cls, obss, acts, rwds, ends, nxts, horizons=None, weights=None,
+                indices=None):
         batch = super(TransitionBatch, cls).__new__(cls, (obss, acts, rwds, ends, nxts))
-        batch.horizons = horizons
+        batch.horizons, batch.weights, batch.indices = horizons, weights, indices
         return batch
 
 
@@ -55,12 +57,6 @@ class NStepReplayMem(ReplayMem):
         indices = np.random.randint(0, self.size, size=batch_size)
         return TransitionBatch(self.obss[indices], self.acts[indices], self.rwds[indices],
                                self.ends[indices], self.nxts[indices], self.horizons[indices])
-
-
-def make_memory(n_step, obs_dim, act_dim, memory_size):
-    """The replay memory of a run: the example's ReplayMem for 1-step transitions."""
-    memory_class = ReplayMem if n_step == 1 else NStepReplayMem
-    return memory_class(obs_dim=obs_dim, act_dim=act_dim, memory_size=memory_size)
 
 
 def extend_chain(chain, obs, act, rwd, discount):

@@ -1,0 +1,62 @@
+"""How a sampled batch reaches DDPG's bound executors: one packed host buffer, one copy.
+
+:class:`BatchInputs` is the part of :class:`ddpg.DDPG` that names the arrays an update's
+batch fills (``obs``, ``nxt``, ``rwd``, ``discount_mask``, and ``weight`` with prioritised
+replay), writes a batch into their host twin and uploads it
+(:class:`ddpg.backend.flat.PackedInputs`). The Q executor's ``obs`` is also the policy's and
+policy_executor's; the targets share one s' array; rewards and the bootstrap discounts feed
+``target_executor``. A subclass adds arrays of its own (TD3: its target-policy noise).
+"""
+from collections import OrderedDict
+
+import numpy as np
+
+from ddpg.backend.flat import copy_into
+
+__all__ = ["BatchInputs"]
+
+
+class BatchInputs(object):
+    """The batch-copying methods of :class:`ddpg.DDPG` (see the module docstring); they read
+    ``batch_size``, ``discount``, ``prioritized_replay``, ``_batch`` (the packed inputs)
+    and ``qfunc``."""
+
+    def _batch_input_shapes(self, obs_dim, act_dim):
+        """Name -> shape of the arrays one update's batch fills (see ``_fill_batch``)."""
+        # not the actions: the Q network concatenates them to a hidden layer, and MXNet's
+        # oneDNN Concat cannot read a view (it falls back to a kernel about 5x slower, 200 us
+        # per pass at batch 256); they get their own array and their own copy
+        shapes = OrderedDict([("obs", (self.batch_size, obs_dim)),
+                              ("nxt", (self.batch_size, obs_dim)),
+                              ("rwd", (self.batch_size, 1)),
+                              ("discount_mask", (self.batch_size, 1))])
+        if self.prioritized_replay:  # the importance weights of the Q loss
+            shapes["weight"] = (self.batch_size, 1)
+        return shapes
+
+    def _load_batch(self, batch):
+        """Copy a batch into the bound input arrays; returns the (bound) actions array: the
+        batch is written into the packed buffer's host twin and copied to the device at
+        once; the actions are copied on their own."""
+        acts = self._fill_batch(self._batch.host_views, batch)
+        self._batch.upload()
+        copy_into(self.qfunc.arg_dict["act"], acts)
+        return self.qfunc.arg_dict["act"]
+
+    def _fill_batch(self, host, batch):
+        """Write ``batch`` into the host views (float32), except the actions, which it
+        returns: rewards, and ``(1 - end) * discount ** k`` (k = 1, or an n-step
+        transition's horizon) as the bootstrap discount."""
+        obss, acts, rwds, ends, nxts = batch
+        host["obs"][...] = np.reshape(obss, host["obs"].shape)
+        host["nxt"][...] = np.reshape(nxts, host["nxt"].shape)
+        host["rwd"][...] = np.reshape(rwds, host["rwd"].shape)
+        discounts = host["discount_mask"]
+        discounts[...] = np.reshape(ends, discounts.shape)
+        np.subtract(np.float32(1.0), discounts, out=discounts)
+        horizons = getattr(batch, "horizons", None)
+        discounts *= np.float32(self.discount) if horizons is None else np.power(
+            np.float32(self.discount), np.reshape(horizons, discounts.shape))
+        if self.prioritized_replay:
+            host["weight"][...] = np.reshape(batch.weights, host["weight"].shape)
+        return acts

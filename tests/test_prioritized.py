@@ -1,0 +1,211 @@
+"""Prioritised replay (ddpg.replay.prioritized, ddpg.replay.sum_tree): sampling frequencies
+against the priorities (chi-square), the importance weights and the weighted Q loss's
+update against NumPy, priorities from the TD errors, the example's graph when off, resume."""
+import numpy as np
+import pytest
+
+from ddpg.envs import CartpoleEnv, normalize
+from ddpg.errors import CheckpointError
+from ddpg.replay import PrioritizedReplayMem, TransitionBatch
+from ddpg.replay.prioritized import annealed_beta
+from ddpg.replay.sum_tree import SumTree
+from ddpg.replay_mem import ReplayMem
+
+from helpers import PointEnv, build_algorithm
+from numpy_reference import NumpyDDPG, NumpyOptimizer, NumpyPolicy, NumpyQ
+from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, params_of
+
+pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
+
+#: chi-square's 0.999 quantile for 9 degrees of freedom (scipy.stats.chi2.ppf(0.999, 9))
+CHI2_9_0999 = 27.877
+
+
+def test_the_tree_holds_the_sums_and_finds_the_slot_of_a_cumulative_value():
+    rng = np.random.RandomState(0)
+    for size in (1, 2, 3, 7, 8, 100):
+        tree = SumTree(size)
+        priorities = rng.uniform(0, 2, size=size)
+        priorities[rng.uniform(size=size) < 0.2] = 0.0
+        priorities[0] = 0.5
+        tree.update(np.arange(size), priorities)
+        tree.update([size - 1, size - 1], [0.25, 0.75])  # the last of a repeated slot wins
+        priorities[size - 1] = 0.75
+        assert np.isclose(tree.total, priorities.sum())
+        values = rng.uniform(0, priorities.sum(), size=200)
+        # numpy's own: the first slot whose cumulative sum passes the value
+        expected = np.searchsorted(np.cumsum(priorities), values, side="right")
+        np.testing.assert_array_equal(tree.find(values), expected)
+        np.testing.assert_array_equal(tree.get(np.arange(size)), priorities)
+
+
+def test_sampling_frequencies_match_the_priorities():
+    """A chi-square test at a fixed seed: 10 slots, 100,000 draws in batches of 256."""
+    priorities = np.array([1.0, 2.0, 3.0, 0.5, 8.0, 0.1, 4.0, 2.5, 6.0, 1.5])
+    tree = SumTree(10)
+    tree.update(np.arange(10), priorities)
+    rng = np.random.RandomState(7)
+    draws = np.concatenate([tree.sample(256, rng) for _ in range(391)])[:100000]
+    counts = np.bincount(draws, minlength=10)
+    expected = 100000 * priorities / priorities.sum()
+    chi_square = np.sum((counts - expected) ** 2 / expected)
+    assert chi_square < CHI2_9_0999, (counts, expected)
+    # a slot of priority 0 is never drawn
+    tree.update([5], [0.0])
+    assert 5 not in tree.sample(5000, np.random.RandomState(1))
+
+
+def test_bad_priorities_and_slots_are_refused():
+    tree = SumTree(4)
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        tree.update([0], [-1.0])
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        tree.update([0], [np.nan])
+    with pytest.raises(IndexError, match=r"slots must be in \[0, 4\)"):
+        tree.update([4], [1.0])
+    with pytest.raises(ValueError, match="every priority is 0"):
+        tree.sample(2, np.random.RandomState(0))
+    with pytest.raises(ValueError, match="positive number of slots"):
+        SumTree(0)
+
+
+def filled_memory(alpha=0.6, size=6, memory_size=8):
+    memory = PrioritizedReplayMem(obs_dim=2, act_dim=1, memory_size=memory_size, alpha=alpha,
+                                  eps=0.01)
+    for i in range(size):
+        memory.add_sample([i, i], [0.1 * i], float(i), i == 3, [i + 1, i + 1])
+    return memory
+
+
+def test_new_transitions_get_the_largest_priority_and_updates_set_td_error_plus_eps():
+    memory = filled_memory()
+    np.testing.assert_allclose(memory.priorities(), np.ones(6))  # 1 ** alpha
+    memory.update_priorities([1, 4], [-3.0, 0.5])
+    assert memory.max_priority == 3.01
+    np.testing.assert_allclose(memory.priorities(),
+                               [1, 3.01 ** 0.6, 1, 1, 0.51 ** 0.6, 1])
+    memory.add_sample([9, 9], [0.0], 0.0, False, [9, 9])
+    np.testing.assert_allclose(memory.priorities()[6], 3.01 ** 0.6)
+    with pytest.raises(ValueError, match="TD error is not finite"):
+        memory.update_priorities([0], [np.inf])
+
+
+def test_a_batch_carries_importance_weights_against_numpy():
+    memory = filled_memory()
+    memory.update_priorities(np.arange(6), [0.5, 2.0, 0.1, 1.0, 4.0, 0.2])
+    memory.beta = 0.4
+    np.random.seed(3)
+    batch = memory.get_batch(5)
+    # the same draw: the tree's stratified sample with numpy's generator in that state
+    np.random.seed(3)
+    slots = memory.tree.sample(5, np.random)
+    np.testing.assert_array_equal(batch.indices, slots)
+    priorities = (np.abs([0.5, 2.0, 0.1, 1.0, 4.0, 0.2]) + 0.01) ** 0.6
+    probabilities = priorities / priorities.sum()
+    weights = (6 * probabilities[slots]) ** -0.4
+    np.testing.assert_allclose(batch.weights, weights / weights.max(), rtol=1e-6)
+    obss, acts, rwds, ends, nxts = batch  # the example's 5-tuple still unpacks
+    np.testing.assert_array_equal(obss[:, 0], slots)
+    np.testing.assert_array_equal(ends, slots == 3)
+    np.testing.assert_array_equal(batch.horizons, np.ones(5))
+
+
+def test_beta_is_annealed_to_one_over_the_run():
+    assert annealed_beta(0.4, 0, 1000) == 0.4
+    assert np.isclose(annealed_beta(0.4, 500, 1000), 0.7)
+    assert annealed_beta(0.4, 1000, 1000) == annealed_beta(0.4, 5000, 1000) == 1.0
+
+
+def per_algo(**overrides):
+    options = dict(env=PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM), pi_hidden=(5, 4),
+                   q_hidden=(6, 5, 4), merge=2, batch_size=BATCH, discount=0.9,
+                   qfunc_updater="adam", qfunc_lr=2e-2, policy_updater="adam", policy_lr=2e-2,
+                   soft_target_tau=0.1, seed=3, randomize=True, prioritized_replay=True)
+    options.update(overrides)
+    return build_algorithm(**options)
+
+
+def test_the_weighted_q_loss_updates_as_numpy_computes_it():
+    algo = per_algo()
+    reference = NumpyDDPG(
+        q=NumpyQ(params_of(algo.qfunc.arg_dict), 3, 2),
+        q_target=NumpyQ(params_of(algo.qfunc_target.arg_dict), 3, 2),
+        pi=NumpyPolicy(params_of(algo.policy.arg_dict), 2),
+        pi_target=NumpyPolicy(params_of(algo.policy_target.arg_dict), 2),
+        q_opt=NumpyOptimizer("adam", 2e-2), pi_opt=NumpyOptimizer("adam", 2e-2),
+        discount=0.9, tau=0.1, act_dim=ACT_DIM)
+    rng = np.random.RandomState(2)
+    for itr in range(3):
+        batch = TransitionBatch(*make_batch(rng), horizons=np.ones(BATCH, np.float32),
+                                weights=rng.uniform(0.1, 1, size=BATCH).astype(np.float32),
+                                indices=np.arange(BATCH))
+        expected = reference.update(*[b.astype(np.float64) for b in batch],
+                                    weights=batch.weights.astype(np.float64))
+        algo.do_update(itr, batch)
+        np.testing.assert_allclose(algo.qfunc.exe.outputs[0].asnumpy(),
+                                   expected["q_loss"], rtol=1e-4)
+        assert_params_close(algo.qfunc.arg_dict, reference.q.p, "qfunc")
+        assert_params_close(algo.policy.arg_dict, reference.pi.p, "policy")
+        # the new priorities: |Q(s, a) - y| of the update's forward pass
+        np.testing.assert_allclose(algo.td_errors(), (expected["qvals"] - expected["ys"])[:, 0],
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_without_prioritised_replay_the_graph_and_memory_are_the_example_s():
+    algo = build_algorithm(seed=1, n_epochs=1, epoch_length=50, memory_start_size=20,
+                           batch_size=8)
+    algo.train()
+    assert type(algo.memory) is ReplayMem
+    assert "weight" not in algo.qfunc.arg_dict and "weight" not in algo._batch.views
+    per = build_algorithm(seed=1, n_epochs=1, epoch_length=50, memory_start_size=20,
+                          batch_size=8, prioritized_replay=True)
+    per.train()
+    assert "weight" in per.qfunc.arg_dict and isinstance(per.memory, PrioritizedReplayMem)
+
+
+def test_training_updates_the_priorities_of_each_batch():
+    algo = build_algorithm(env=normalize(CartpoleEnv()), seed=2, n_epochs=1, epoch_length=60,
+                           memory_start_size=20, batch_size=8, max_path_length=30,
+                           prioritized_replay=True, per_beta=0.5, eval_samples=10)
+    algo.train()
+    priorities = algo.memory.priorities()
+    assert len(np.unique(priorities)) > 30  # updated from TD errors, not the initial 1
+    assert algo.memory.max_priority > 1.0 or np.all(priorities <= 1.0)
+    # beta after the run's last update: 60 of 60 transitions
+    assert algo.memory.beta == 1.0
+
+
+@pytest.mark.parametrize("kind", ["ddpg", "td3"])
+def test_a_prioritised_run_resumes_exactly(kind, tmp_path):
+    def build(n_epochs):
+        return build_algorithm(kind=kind, env=normalize(CartpoleEnv()), seed=4,
+                               n_epochs=n_epochs, epoch_length=40, memory_start_size=20,
+                               batch_size=8, max_path_length=30, eval_samples=10,
+                               prioritized_replay=True, n_step=2)
+    whole = build(2)  # beta's schedule spans n_epochs: the checkpoint is of this run
+    whole.train(epoch_callback=lambda algo, epoch: algo.save(str(tmp_path / "ckpt"))
+                if epoch == 0 else None)
+    resumed = build(2)
+    resumed.restore(str(tmp_path / "ckpt"))
+    resumed.train()
+    np.testing.assert_array_equal(whole.memory.priorities(), resumed.memory.priorities())
+    assert whole.memory.max_priority == resumed.memory.max_priority
+    for name in whole.qfunc.arg_dict:
+        np.testing.assert_array_equal(whole.qfunc.arg_dict[name].asnumpy(),
+                                      resumed.qfunc.arg_dict[name].asnumpy())
+    uniform = build_algorithm(kind=kind, env=normalize(CartpoleEnv()), seed=4, n_epochs=2,
+                              epoch_length=40, memory_start_size=20, batch_size=8,
+                              max_path_length=30, eval_samples=10, n_step=2)
+    with pytest.raises(CheckpointError, match="prioritized_replay=True"):
+        uniform.restore(str(tmp_path / "ckpt"))
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--prioritized-replay", "--per-beta", "1.5"], r"per_beta .*\(set with --per-beta\)"),
+    (["--prioritized-replay", "--per-eps", "0"], r"per_eps .*\(set with --per-eps\)"),
+])
+def test_the_command_line_names_the_flag(flags, message):
+    from ddpg.experiment.build import prepare_run
+    from ddpg.experiment.script import UsageError
+    with pytest.raises(UsageError, match=message):
+        prepare_run(["--no-log-dir"] + flags)
