@@ -71,6 +71,10 @@ setup(
         "ray": ['ray[tune]==2.60.0; python_version >= "3.10"',
                 'pyarrow==25.0.1; python_version >= "3.10"',
                 'matplotlib>=3.7; python_version >= "3.10"'],
+        # hindsight replay on gymnasium-robotics' Fetch tasks (--her, the fetch* presets): their
+        # make() fails with mujoco 3.17 and 4.0; 3.8.1 runs them and the MuJoCo presets
+        "robotics": ['gymnasium-robotics==1.4.2; python_version >= "3.11"',
+                     'mujoco==3.8.1; python_version >= "3.11"'],
     },
     classifiers=[
         "License :: OSI Approved :: Apache Software License",

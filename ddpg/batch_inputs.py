@@ -18,8 +18,8 @@ __all__ = ["BatchInputs"]
 
 class BatchInputs(object):
     """The batch-copying methods of :class:`ddpg.DDPG` (see the module docstring); they read
-    ``batch_size``, ``discount``, ``prioritized_replay``, ``_batch`` (the packed inputs)
-    and ``qfunc``."""
+    ``batch_size``, ``discount``, ``prioritized_replay``, ``obs_normalizer``, ``_batch`` (the
+    packed inputs) and ``qfunc``."""
 
     def _batch_input_shapes(self, obs_dim, act_dim):
         """Name -> shape of the arrays one update's batch fills (see ``_fill_batch``)."""
@@ -48,6 +48,8 @@ class BatchInputs(object):
         returns: rewards, and ``(1 - end) * discount ** k`` (k = 1, or an n-step
         transition's horizon) as the bootstrap discount."""
         obss, acts, rwds, ends, nxts = batch
+        if self.obs_normalizer is not None:  # obs_norm: the networks see normalised s, s'
+            obss, nxts = self.obs_normalizer(obss), self.obs_normalizer(nxts)
         host["obs"][...] = np.reshape(obss, host["obs"].shape)
         host["nxt"][...] = np.reshape(nxts, host["nxt"].shape)
         host["rwd"][...] = np.reshape(rwds, host["rwd"].shape)

@@ -88,6 +88,14 @@ class DDPG(BatchInputs):
     prioritized_replay, per_alpha, per_beta, per_eps: proportional prioritised replay
         (:mod:`ddpg.replay.prioritized`): sampled with probability ~ (|TD error| + eps) **
         alpha, importance weights with exponent beta (annealed to 1) in the Q loss.
+    her, her_strategy, her_k: hindsight experience replay for a goal-conditioned ``env``
+        (:mod:`ddpg.replay.her`): goals relabelled ("future", "final" or "episode") in
+        ``her_k`` of every ``her_k + 1`` sampled transitions, rewards recomputed.
+    obs_norm: observations standardised by running statistics, clipped to +-200 before and
+        +-5 after, wherever they enter a network (:mod:`ddpg.obs_normalizer`).
+    action_l2: adds ``action_l2 * mean(mu(s) ** 2)`` to the policy loss (the HER authors' 1.0).
+    target_update_interval: the soft target updates run on updates ``itr`` with ``(itr + 1)
+        % target_update_interval == 0`` only (the HER authors: tau 0.05 every 40 updates).
     """
 
     #: Attributes a checkpoint's manifest records besides ``ddpg.checkpoint.HYPERPARAMETERS``
@@ -107,7 +115,8 @@ class DDPG(BatchInputs):
                  train_freq=1, gradient_steps=None, omp_threads="auto",
                  loss_log_interval=100, policy_delay=1, n_envs=1, vec_env="sync",
                  n_step=1, prioritized_replay=False, per_alpha=0.6, per_beta=0.4,
-                 per_eps=1e-6, logger=None):
+                 per_eps=1e-6, her=False, her_strategy="future", her_k=4, obs_norm=False,
+                 action_l2=0.0, target_update_interval=1, logger=None):
         faults.check_env(env)
         self.logger = get_default_logger() if logger is None else logger
         self.ctx = resolve_ctx(ctx)
@@ -132,10 +141,8 @@ class DDPG(BatchInputs):
         self.discount = discount
         self.max_path_length = max_path_length
         self.eval_samples = eval_samples
-        self.qfunc_updater = qfunc_updater
-        self.qfunc_lr = qfunc_lr
-        self.policy_updater = policy_updater
-        self.policy_lr = policy_lr
+        self.qfunc_updater, self.qfunc_lr = qfunc_updater, qfunc_lr
+        self.policy_updater, self.policy_lr = policy_updater, policy_lr
         self.soft_target_tau = soft_target_tau
         self.n_updates_per_sample = n_updates_per_sample
         self.include_horizon_terminal = include_horizon_terminal
@@ -145,20 +152,20 @@ class DDPG(BatchInputs):
         self.progress_bar = progress_bar
         self.skip_nonfinite = bool(skip_nonfinite)
         self.scale_reward = scale_reward
-        self.qfunc_weight_decay = qfunc_weight_decay
-        self.policy_weight_decay = policy_weight_decay
-        self.qfunc_grad_clip = qfunc_grad_clip
-        self.policy_grad_clip = policy_grad_clip
-        self.train_freq = train_freq
-        self.gradient_steps = gradient_steps
+        self.qfunc_weight_decay, self.policy_weight_decay = qfunc_weight_decay, policy_weight_decay
+        self.qfunc_grad_clip, self.policy_grad_clip = qfunc_grad_clip, policy_grad_clip
+        self.train_freq, self.gradient_steps = train_freq, gradient_steps
         self.loss_log_interval = loss_log_interval
         self.policy_delay = policy_delay
-        self.n_envs = n_envs
-        self.vec_env = vec_env
+        self.n_envs, self.vec_env = n_envs, vec_env
         self.n_step = n_step
         self.prioritized_replay = bool(prioritized_replay)
         self.per_alpha, self.per_beta, self.per_eps = per_alpha, per_beta, per_eps
+        self.her, self.her_strategy, self.her_k = bool(her), her_strategy, her_k
+        self.obs_norm, self.action_l2 = bool(obs_norm), action_l2
+        self.target_update_interval = target_update_interval
         self._check_hyperparameters()
+        options.check_goal_settings(self)
         self._train_freq, self._gradient_steps = options.update_schedule(
             n_updates_per_sample, train_freq, gradient_steps)
         # The original never seeded its environment; environment i has seed + i, and the
@@ -169,6 +176,7 @@ class DDPG(BatchInputs):
         self.flush_denormals = flush_denormals
         with flushing_denormals(self.flush_denormals):
             self.init_net()
+        self.obs_normalizer = options.observation_normalizer(self)  # None without obs_norm
         # the owner of the run's counters, episode and replay memory (self.epoch, ... view them)
         self.loop = TrainingLoop(self)
         # JSON-able information saved in checkpoints' manifests (ddpg-train: its arguments)
@@ -308,8 +316,9 @@ class DDPG(BatchInputs):
         policy_loss = self._policy_step(policy_acts)
 
         # 6. soft update of the target networks, one operation per network
-        for target, online in self._soft_update_pairs():
-            soft_update(target.data, online.data, self.soft_target_tau)
+        if (itr + 1) % self.target_update_interval == 0:
+            for target, online in self._soft_update_pairs():
+                soft_update(target.data, online.data, self.soft_target_tau)
 
         self.update_stats.add(q_stats, policy_loss)
 
@@ -340,7 +349,11 @@ class DDPG(BatchInputs):
         self.policy_executor.forward(is_train=True)
         policy_loss = self.policy_executor.outputs[0]
         self.policy_executor.backward()
-        self._policy_update(self.policy_executor_grad_dict["act"])
+        dloss_dact = self.policy_executor_grad_dict["act"]
+        if self.action_l2:  # + action_l2 * mean(a ** 2), the HER authors' action penalty
+            dloss_dact += (2.0 * self.action_l2 / policy_acts.size) * policy_acts
+            policy_loss = policy_loss + self.action_l2 * (policy_acts ** 2).mean()
+        self._policy_update(dloss_dact)
         return policy_loss
 
     def _policy_update(self, dloss_dact):
@@ -368,6 +381,7 @@ class DDPG(BatchInputs):
                 self.env, self.eval_env, self.policy, epoch, eval_samples=self.eval_samples,
                 max_path_length=self.max_path_length, discount=self.discount,
                 skip_nonfinite=self.skip_nonfinite, logger=self.logger)
-        evaluation.record_exploration_returns(self.strategy_path_returns, self.logger)
+        evaluation.record_exploration_returns(self.strategy_path_returns, self.logger,
+                                              self.strategy_path_successes)
         evaluation.record_update_statistics(self.update_stats, self.logger)
 

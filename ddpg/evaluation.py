@@ -56,12 +56,18 @@ def record_rollouts(train_env, eval_env, policy, epoch, eval_samples, max_path_l
         logger.record_tabular("MinReturn", np.min(returns))
         logger.record_tabular("AverageDiscountedReturn", np.mean(
             [discount_return(reward, discount) for reward in rewards]))
+    successes = [path["success"] for path in paths if "success" in path]
+    if successes:  # a goal task's info["is_success"] at each episode's last step
+        logger.record_tabular("SuccessRate", np.mean(successes))
 
 
-def record_exploration_returns(returns, logger):
+def record_exploration_returns(returns, logger, successes=()):
     """The returns of the training (exploration) episodes that ended this epoch, if any,
-    recorded on ``logger``."""
+    recorded on ``logger``, and their success rate (``EsSuccessRate``) when their
+    environment reports successes."""
     record_tabular = logger.record_tabular
+    if len(successes) > 0:
+        record_tabular("EsSuccessRate", np.mean(successes))
     if len(returns) > 0:
         record_tabular("AverageEsReturn", np.mean(returns))
         record_tabular("StdEsReturn", np.std(returns))

@@ -28,7 +28,7 @@ import numpy as np
 
 __all__ = ["Kind", "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE", "POSITIVE_NUMBER",
            "NON_NEGATIVE", "CLOSED_UNIT", "HALF_OPEN_UNIT", "FINITE", "OPTIMIZER", "SWITCH",
-           "INTEGER", "UPDATES", "CONTEXT", "VEC_ENV", "AUTO_SWITCH", "AUTO_THREADS", "Hyperparameter",
+           "INTEGER", "UPDATES", "CONTEXT", "VEC_ENV", "HER_STRATEGY", "AUTO_SWITCH", "AUTO_THREADS", "Hyperparameter",
            "TABLE", "DEFAULT_ENV", "CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH",
            "updates_per_sample", "get", "rows", "names", "checked_names", "defaults", "by_flag",
            "checkpointed_names", "structural_names", "check", "check_flag_values",
@@ -114,6 +114,8 @@ CONTEXT = Kind("None, 'cpu', 'gpu' or an mx.Context",
                checked_by="ddpg.backend.context.resolve_ctx")
 AUTO_SWITCH = Kind("True, False or 'auto'", checked_by="ddpg.backend.kernels.choose_mkldnn")
 VEC_ENV = Kind("'sync' or 'async'", lambda v: v in ("sync", "async"), str)
+HER_STRATEGY = Kind("'future', 'final' or 'episode'",
+                    lambda v: v in ("future", "final", "episode"), str)
 AUTO_THREADS = Kind("a positive integer or 'auto'",
                     checked_by="ddpg.backend.kernels.choose_omp_threads")
 
@@ -239,6 +241,22 @@ TABLE = (
          "annealed to 1 over the run (the paper's 0.4)"),
     _row("per_eps", 1e-6, POSITIVE,
          "with --prioritized-replay: added to each |TD error|, so no priority is 0"),
+    _row("her", False, SWITCH,
+         "hindsight experience replay for a goal-conditioned environment (Fetch tasks): "
+         "goals relabelled when a batch is sampled, rewards recomputed", structural=True),
+    _row("her_strategy", "future", HER_STRATEGY,
+         "with --her: where a relabelled goal comes from (the HER paper's strategies)",
+         cli_options={"choices": ["future", "final", "episode"]}),
+    _row("her_k", 4, NON_NEGATIVE_INT,
+         "with --her: relabelled transitions per real one in a batch (the HER paper's k)"),
+    _row("obs_norm", False, SWITCH,
+         "standardise observations by running statistics, clipped to +-200 before and +-5 "
+         "after, wherever they enter a network (the HER authors' normaliser)",
+         structural=True),
+    _row("action_l2", 0.0, NON_NEGATIVE,
+         "adds action_l2 * mean(mu(s)^2) to the policy loss (the HER authors' 1.0)"),
+    _row("target_update_interval", 1, POSITIVE_INT,
+         "soft target updates on every N-th update only (the HER authors: 40)"),
     _row("target_noise", 0.2, NON_NEGATIVE,
          "td3: target-action noise std, relative to the action half-range",
          algorithms=("td3",)),

@@ -2,10 +2,13 @@
 
 - the update schedule: Stable-Baselines3's ``train_freq``/``gradient_steps`` and fractional
   ``n_updates_per_sample`` (:func:`update_schedule`);
-- the evaluation environment's running statistics (:func:`sync_running_statistics`).
+- the evaluation environment's running statistics (:func:`sync_running_statistics`);
+- hindsight replay's requirements and the observation normaliser
+  (:func:`check_goal_settings`, :func:`observation_normalizer`).
 """
 
 from ddpg import hyperparams
+from ddpg.obs_normalizer import ObservationNormalizer
 
 
 def update_schedule(n_updates_per_sample, train_freq=1, gradient_steps=None):
@@ -58,3 +61,35 @@ def sync_running_statistics(env, eval_env):
         return False
     set_values(get_values())
     return True
+
+
+def check_goal_settings(algo):
+    """``ValueError`` when ``algo.her`` cannot work: the environment is not goal-conditioned
+    (a dict of observation, achieved_goal and desired_goal), or another setting changes what
+    a stored transition means (n-step sums, priorities kept per slot, normalised rewards or
+    observations the goals could not be swapped into)."""
+    if not algo.her:
+        return
+    if getattr(algo.env, "goal_layout", None) is None:
+        raise ValueError("her=True needs a goal-conditioned environment (dict observations "
+                         "of observation, achieved_goal and desired_goal, and "
+                         "compute_reward), e.g. FetchReach-v4; %r is not one" % (algo.env,))
+    for name, value, plain in (("n_step", algo.n_step, 1),
+                               ("prioritized_replay", algo.prioritized_replay, False),
+                               ("normalize_obs", getattr(algo.env, "normalize_obs", False),
+                                False),
+                               ("normalize_reward", getattr(algo.env, "normalize_reward",
+                                                            False), False)):
+        if value != plain:
+            raise ValueError("her=True cannot be combined with %s=%r (use obs_norm for "
+                             "observation normalisation)" % (name, value))
+
+
+def observation_normalizer(algo):
+    """The :class:`ddpg.obs_normalizer.ObservationNormalizer` of ``algo.obs_norm`` (None when
+    off), installed in the policy, whose actions it normalises the observations of."""
+    if not algo.obs_norm:
+        return None
+    normalizer = ObservationNormalizer(algo.env.observation_space.flat_dim)
+    algo.policy.input_normalizer = normalizer
+    return normalizer

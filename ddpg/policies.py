@@ -19,6 +19,14 @@ from ddpg.utils import DEFAULT_ACTIVATION, DEFAULT_POLICY_HIDDEN_SIZES, define_p
 class Policy(object):
     """Interface of a policy usable by :class:`ddpg.DDPG` and the strategies."""
 
+    #: What observations go through before the network (DDPG's ``obs_norm``:
+    #: :class:`ddpg.obs_normalizer.ObservationNormalizer`); None: nothing.
+    input_normalizer = None
+
+    def network_input(self, obs):
+        """``obs`` as the network takes it: normalised when ``input_normalizer`` is set."""
+        return obs if self.input_normalizer is None else self.input_normalizer(obs)
+
     def __init__(self, env_spec):
         self.env_spec = env_spec
 
@@ -108,7 +116,7 @@ class DeterministicMLPPolicy(Policy):
 
     def get_actions(self, obs):
         """Actions for a full training batch of observations, as a numpy array."""
-        copy_into(self.exe.arg_dict["obs"], obs)
+        copy_into(self.exe.arg_dict["obs"], self.network_input(obs))
         self.exe.forward(is_train=False)
         return self.exe.outputs[0].asnumpy()
 
@@ -123,12 +131,12 @@ class DeterministicMLPPolicy(Policy):
             args["obs"] = mx.nd.zeros(observations.shape, ctx=self.params.data.context)
             exe = bind(self.act, self.params.data.context, args=args, grad_req="null")
             self._acting_executors[len(observations)] = exe
-        copy_into(exe.arg_dict["obs"], observations)
+        copy_into(exe.arg_dict["obs"], self.network_input(observations))
         exe.forward(is_train=False)
         return exe.outputs[0].asnumpy()
 
     def get_action(self, obs):
         """The action for one observation, flat ``(act_dim,)`` (the original returned (1, d))."""
-        copy_into(self.exe_one.arg_dict["obs"], obs)
+        copy_into(self.exe_one.arg_dict["obs"], self.network_input(obs))
         self.exe_one.forward(is_train=False)
         return self.exe_one.outputs[0].asnumpy()[0]

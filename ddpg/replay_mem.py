@@ -38,8 +38,10 @@ class ReplayMem(object):
         self.rwds[self.top] = rwd
         self.ends[self.top] = float(end)
         self.nxts[self.top] = np.reshape(nxt, self.obs_dim)
-        self.top = (self.top + 1) % self.memory_size
-        self.size = min(self.size + 1, self.memory_size)
+        # both counters in one statement without a call between them: a Ctrl-C (handled
+        # between calls) never leaves one advanced without the other for a checkpoint to save
+        size = min(self.size + 1, self.memory_size)
+        self.top, self.size = (self.top + 1) % self.memory_size, size
 
     def get_batch(self, batch_size):
         """A uniform random batch (with replacement) ``(obss, acts, rwds, ends, nxts)``.

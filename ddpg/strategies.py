@@ -19,6 +19,8 @@ DEFAULT_OU_SIGMA = 0.3
 DEFAULT_OU_DT = 1.0
 #: The TD3 authors' Gaussian noise std, relative to the action half-range.
 DEFAULT_GAUSSIAN_SIGMA = 0.1
+#: No uniformly random actions among the Gaussian strategy's (the HER authors used 0.3).
+DEFAULT_RANDOM_ACTION_PROB = 0.0
 
 
 class BaseStrategy(object):
@@ -94,10 +96,14 @@ class GaussianStrategy(BaseStrategy):
     (rllab's ``GaussianStrategy`` has the same schedule). The step count is the strategy's
     only state; it spans episodes (``reset()`` keeps it) and is saved in checkpoints through
     ``get_checkpoint_state``/``set_checkpoint_state``, so a resumed run continues the schedule.
+
+    With ``random_prob`` an action is, with that probability, drawn uniformly from the action
+    space instead (the noise is drawn either way): the
+    HER authors' exploration (``random_eps`` 0.3 with noise 0.2). 0, the default, never.
     """
 
     def __init__(self, env_spec, sigma=DEFAULT_GAUSSIAN_SIGMA, sigma_min=None,
-                 decay_steps=None):
+                 decay_steps=None, random_prob=DEFAULT_RANDOM_ACTION_PROB):
         self.action_space = env_spec.action_space
         self.action_dim = self.action_space.flat_dim
         if not sigma >= 0:
@@ -111,7 +117,11 @@ class GaussianStrategy(BaseStrategy):
             raise ValueError("decay_steps must be a positive integer and sigma_min "
                              "non-negative; got decay_steps=%r, sigma_min=%r"
                              % (decay_steps, sigma_min))
+        if not 0.0 <= random_prob <= 1.0:
+            raise ValueError("GaussianStrategy's random_prob must be in [0, 1], got %r"
+                             % (random_prob,))
         self.sigma = sigma
+        self.random_prob = random_prob
         self.sigma_min = sigma_min
         self.decay_steps = None if decay_steps is None else int(decay_steps)
         # low/high, not rllab's bounds: gym's Box and duck-typed spaces have no bounds
@@ -132,6 +142,8 @@ class GaussianStrategy(BaseStrategy):
         action = np.asarray(policy.get_action(obs)).reshape(-1)
         noise = self.current_sigma() * self._scale * self.random().randn(self.action_dim)
         self.steps += 1
+        if self.random_prob and self.random().uniform() < self.random_prob:
+            return self.random().uniform(self._low, self._high)
         return np.clip(action + noise, self._low, self._high)
 
     def get_checkpoint_state(self):

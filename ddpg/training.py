@@ -36,8 +36,9 @@ import pyprind
 
 from ddpg import checkpoint, faults
 from ddpg.backend import seeding
-from ddpg.replay import annealed_beta, close_chain, extend_chain, make_memory, take_complete
+from ddpg.replay import annealed_beta, make_memory
 from ddpg.training_envs import TrainingEnvironments
+from ddpg.transition_storage import TransitionStorage
 from ddpg.training_state import STATE_FIELDS, EnvEpisode, TrainingState
 
 __all__ = ["TrainingLoop", "with_state_views"]
@@ -59,6 +60,8 @@ class TrainingLoop(object):
         self._skipped_before_epoch = 0
         #: the environments with their strategies and generators
         self.envs = TrainingEnvironments(algo, self)
+        #: what a step stores (1-step, n-step or hindsight transitions)
+        self.storage = TransitionStorage(self)
         #: what collects the transitions instead of the environments above, when set (e.g.
         #: :class:`ddpg.distributed.RayActors`): its ``collect_step(loop, log_scalars)`` takes
         #: ``steps_per_epoch()`` turns an epoch
@@ -121,7 +124,8 @@ class TrainingLoop(object):
         algo, state = self.algo, self.state
         if self.memory is None:
             self.memory = make_memory(algo, algo.env.observation_space.flat_dim,
-                                      algo.env.action_space.flat_dim, algo.memory_size)
+                                      algo.env.action_space.flat_dim, algo.memory_size,
+                                      algo.n_envs)
         if len(state.vector_episodes) != algo.n_envs - 1:
             state.vector_episodes = [EnvEpisode() for _ in range(algo.n_envs - 1)]
         unstarted = [index for index in range(algo.n_envs)
@@ -179,18 +183,20 @@ class TrainingLoop(object):
         """A step of every environment (:meth:`explore_step`), then the updates due:
         ``gradient_steps`` each time the transition count passes a multiple of
         ``train_freq`` (once or never with one environment), once the memory holds
-        ``memory_start_size`` transitions."""
+        ``memory_start_size`` transitions, and at least one (a hindsight memory holds none
+        until an episode ends)."""
         algo, state = self.algo, self.state
         self.explore_step(action_shape, act_dim, log_scalars)
         due = (state.total_env_steps // algo._train_freq
                - (state.total_env_steps - algo.n_envs) // algo._train_freq)
-        if due and self.memory.size >= algo.memory_start_size:
+        if due and self.memory.size >= max(algo.memory_start_size, 1):
             self.run_updates(log_scalars, due)
 
     def take_exploration_returns(self):
         """The returns of the exploration episodes finished since the last call, which
         start again from none (an epoch's row and an actor's chunk each report their own)."""
         returns, self.state.strategy_path_returns = self.state.strategy_path_returns, []
+        self.state.strategy_path_successes = []
         return returns
 
     def run_updates(self, log_scalars, times=1):
@@ -243,10 +249,10 @@ class TrainingLoop(object):
             state.total_env_steps += 1
             if finite:
                 episode.path_return += rwd
-                self._store(obs, act, rwd * algo.scale_reward, end, info, nxt,
-                            episode.path_length)
-            elif algo.n_step > 1:  # not stored: the n-step sums before it end at obs
-                self._store_nstep(episode, obs, None, None, None, obs, True)
+                self.storage.store(obs, act, rwd * algo.scale_reward, end, info, nxt,
+                                   episode.path_length)
+            else:  # not stored: n-step sums (or a hindsight episode) end at obs
+                self.storage.end_episode(index)
             if not end and episode.path_length >= algo.max_path_length:
                 end = True
             episode.end = end
@@ -314,49 +320,6 @@ class TrainingLoop(object):
                 parts, nxt, rwd, algo))
         return "observation" in parts
 
-    def _store(self, obs, act, rwd, end, info, nxt, path_length):
-        """Add one transition to the memory, deciding whether its target may bootstrap.
-
-        A time-limit cut (``max_path_length`` here, or the environment's own time limit) is
-        not a terminal state. The original dropped the cut transition (or stored it as
-        terminal with ``include_horizon_terminal``) and stored the environment's time-limit
-        ends as terminal; with ``bootstrap_truncated`` they bootstrap from s' instead.
-        ``path_length``, the episode's, already counts this step.
-        """
-        algo = self.algo
-        horizon_cut = not end and path_length >= algo.max_path_length
-        env_truncated = bool(end and info and info.get("TimeLimit.truncated", False))
-        if not (horizon_cut or env_truncated):
-            stored_end = end
-        elif algo.include_horizon_terminal:
-            stored_end = True
-        elif algo.bootstrap_truncated:
-            stored_end = False
-        elif env_truncated:
-            stored_end = True
-        else:  # the original drops a transition cut at max_path_length
-            stored_end = None
-        if algo.n_step > 1:
-            self._store_nstep(self.episode_of(self.current_env), obs, act, rwd, stored_end,
-                              nxt, bool(end) or horizon_cut)
-        elif stored_end is not None:
-            self.memory.add_sample(obs, act, rwd, stored_end, nxt)
-
-    def _store_nstep(self, episode, obs, act, rwd, stored_end, nxt, episode_over):
-        """n-step returns (:mod:`ddpg.replay.nstep`): store the sums the step completes (all,
-        if the episode is over; a step not stored ends them, bootstrapping from ``obs``)."""
-        if stored_end is None:
-            transitions, chain = close_chain(episode.nstep_chain, False, obs), []
-        else:
-            chain = extend_chain(episode.nstep_chain, obs, act, rwd, self.algo.discount)
-            if episode_over:
-                transitions, chain = close_chain(chain, stored_end, nxt), []
-            else:
-                transitions, chain = take_complete(chain, self.algo.n_step, nxt)
-        episode.nstep_chain = chain
-        for transition in transitions:
-            self.memory.add_sample(*transition)
-
     # -- checkpoints -------------------------------------------------------------------------
 
     def restore(self, saved, memory):
@@ -369,9 +332,8 @@ class TrainingLoop(object):
     def abandon_episode(self, index=0):
         """Start a new episode in environment ``index``, whose state could not be restored:
         the interrupted episode's partial return is not logged as an exploration return."""
+        self.storage.end_episode(index)  # n-step sums bootstrap from where it stopped
         episode = self.episode_of(index)
-        if episode.nstep_chain:  # its n-step sums bootstrap from where it stopped
-            self._store_nstep(episode, episode.obs, None, None, None, episode.obs, True)
         episode.obs = None
         episode.end = False
         episode.path_length = 0

@@ -63,6 +63,9 @@ class TrainingState:
     n_skipped_nonfinite: int = 0
     #: Returns of the training episodes that ended since the last evaluation row.
     strategy_path_returns: List[float] = dataclasses.field(default_factory=list)
+    #: Successes (``info["is_success"]`` at the last step) of the training episodes that
+    #: ended since the last evaluation row, for environments that report them.
+    strategy_path_successes: List[float] = dataclasses.field(default_factory=list)
     #: The training episodes of environments 1 .. n_envs - 1 (empty with one environment).
     vector_episodes: List[EnvEpisode] = dataclasses.field(default_factory=list)
 

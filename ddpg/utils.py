@@ -115,12 +115,14 @@ def rollout_path(env, agent, max_path_length=np.inf, animated=False):
     """Run one episode with ``agent.get_action(obs)`` and return it as an rllab path dict.
 
     The path ends when the environment says done or after ``max_path_length`` steps. Returns
-    ``dict(observations, actions, rewards, terminated, truncated)``; ``terminated`` is True
+    ``dict(observations, actions, rewards, terminated, truncated)``, and ``success`` (the last
+    step's ``info["is_success"]``) when the environment reports it; ``terminated`` is True
     only for a true terminal state (not for a time limit), so callers can bootstrap correctly.
     Spaces are only read through ``shape`` (observations are flattened with numpy), so any
     rllab-style environment works.
     """
     observations, actions, rewards = [], [], []
+    info = None
     obs = env.reset()
     terminated = truncated = False
     if animated:
@@ -140,9 +142,12 @@ def rollout_path(env, agent, max_path_length=np.inf, animated=False):
             break
     else:
         truncated = True
-    return dict(observations=np.array(observations), actions=np.array(actions),
+    path = dict(observations=np.array(observations), actions=np.array(actions),
                 rewards=np.array(rewards, dtype=np.float64), terminated=terminated,
                 truncated=truncated)
+    if info and "is_success" in info:
+        path["success"] = float(info["is_success"])
+    return path
 
 
 def rollout(env, agent, max_path_length=np.inf):

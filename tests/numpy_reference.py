@@ -139,12 +139,16 @@ class NumpyDDPG(object):
     """
 
     def __init__(self, q, q_target, pi, pi_target, q_opt, pi_opt, discount, tau, act_dim,
-                 q_decay=0.0, pi_decay=0.0, policy_delay=1):
+                 q_decay=0.0, pi_decay=0.0, policy_delay=1, action_l2=0.0,
+                 target_update_interval=1):
         self.q, self.q_target, self.pi, self.pi_target = q, q_target, pi, pi_target
         self.q_opt, self.pi_opt = q_opt, pi_opt
         self.discount, self.tau, self.act_dim = discount, tau, act_dim
         self.q_decay, self.pi_decay = q_decay, pi_decay
         self.policy_delay = policy_delay
+        # the HER authors' policy loss: -mean(Q) + action_l2 * mean(mu(s) ** 2); their
+        # targets move once per target_update_interval updates
+        self.action_l2, self.target_update_interval = action_l2, target_update_interval
         self.n_updates = 0
 
     def update(self, obss, acts, rwds, ends, nxts, horizons=None, weights=None):
@@ -173,16 +177,19 @@ class NumpyDDPG(object):
             return result
         # 4. dLoss/dact of -mean(Q(s, mu(s))) through the updated critic
         q_new, cache = self.q.forward(obss, policy_acts)
-        policy_loss = -np.sum(q_new) / batch
+        policy_loss = -np.sum(q_new) / batch + self.action_l2 * np.mean(policy_acts ** 2)
         _, dact = self.q.backward(-np.ones_like(q_new) / batch, cache, self.act_dim)
+        dact = dact + self.action_l2 * 2.0 * policy_acts / policy_acts.size
         # 5. actor step
         pi_grads = add_l2_gradient(self.pi.backward(dact, pi_cache), self.pi.p, self.pi_decay)
         self.pi_opt.step(self.pi.p, pi_grads)
         # 6. soft target updates
+        result["policy_loss"] = policy_loss
+        if self.n_updates % self.target_update_interval != 0:
+            return result
         for target, online in ((self.pi_target, self.pi), (self.q_target, self.q)):
             for name in target.p:
                 target.p[name] = (1 - self.tau) * target.p[name] + self.tau * online.p[name]
-        result["policy_loss"] = policy_loss
         return result
 
 

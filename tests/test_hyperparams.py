@@ -32,6 +32,7 @@ BAD = {
     "a positive integer or None (last epoch only)": 0,
     "a positive number or None": -1.0,
     "'sync' or 'async'": "threads",
+    "'future', 'final' or 'episode'": "past",
 }
 #: The kinds that take no bool for a number (the learning rates and the [0, 1] ranges take
 #: True as 1, as they always have).
@@ -194,14 +195,16 @@ def test_the_networks_and_strategies_defaults_have_one_home():
         mu=0, theta=strategies.DEFAULT_OU_THETA, sigma=strategies.DEFAULT_OU_SIGMA,
         dt=strategies.DEFAULT_OU_DT)
     assert signature_defaults(strategies.GaussianStrategy.__init__) == dict(
-        sigma=strategies.DEFAULT_GAUSSIAN_SIGMA, sigma_min=None, decay_steps=None)
+        sigma=strategies.DEFAULT_GAUSSIAN_SIGMA, sigma_min=None, decay_steps=None,
+        random_prob=strategies.DEFAULT_RANDOM_ACTION_PROB)
     args = vars(build_parser().parse_args([]))
     assert (args["policy_hidden_sizes"], args["qfunc_hidden_sizes"]) == (
         list(utils.DEFAULT_POLICY_HIDDEN_SIZES), list(utils.DEFAULT_QFUNC_HIDDEN_SIZES))
     assert args["qfunc_action_merge_layer"] == utils.DEFAULT_QFUNC_ACTION_MERGE_LAYER
     assert {name: args[name] for name in ("activation", "output_init", "hidden_init")} == {
         name: network[name] for name in ("activation", "output_init", "hidden_init")}
-    assert (args["ou_theta"], args["ou_sigma"], args["ou_dt"], args["gaussian_sigma"]) == (
+    assert (args["ou_theta"], args["ou_sigma"], args["ou_dt"], args["gaussian_sigma"],
+            args["random_action_prob"]) == (
         strategies.DEFAULT_OU_THETA, strategies.DEFAULT_OU_SIGMA, strategies.DEFAULT_OU_DT,
-        strategies.DEFAULT_GAUSSIAN_SIGMA)
+        strategies.DEFAULT_GAUSSIAN_SIGMA, strategies.DEFAULT_RANDOM_ACTION_PROB)
     assert args["env"] == hyperparams.DEFAULT_ENV and utils.SEED == hyperparams.get("seed").default

@@ -62,6 +62,10 @@ MODULES = {
     "replay.sum_tree": "ddpg/replay/sum_tree.py",
     "replay.prioritized": "ddpg/replay/prioritized.py",
     "batch_inputs": "ddpg/batch_inputs.py",
+    "replay.her": "ddpg/replay/her.py",
+    "obs_normalizer": "ddpg/obs_normalizer.py",
+    "transition_storage": "ddpg/transition_storage.py",
+    "envs.goals": "ddpg/envs/goals.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it

@@ -118,10 +118,12 @@ def _check_spaces(algo, manifest, path):
 
 #: Structural hyperparameters added after the first checkpoints: their value in a checkpoint
 #: that does not record them.
-UNRECORDED_STRUCTURAL = {"n_step": 1, "prioritized_replay": False}
+UNRECORDED_STRUCTURAL = {"n_step": 1, "prioritized_replay": False, "her": False,
+                         "obs_norm": False}
 #: What depends on each structural hyperparameter (the optimiser state, for the others).
 _DEPENDS = {"memory_size": "replay memory", "n_step": "replay memory",
-            "prioritized_replay": "replay memory"}
+            "prioritized_replay": "replay memory", "her": "replay memory",
+            "obs_norm": "observation normaliser"}
 
 
 def _check_hyperparameters(algo, manifest, path, log):

@@ -8,12 +8,14 @@ statistics and both environments' states (:mod:`ddpg.checkpoint.env_state`). Wit
 training environments (``n_envs``), environment 0 is saved as above and the others' episodes
 (``counters["vector_episodes"]``), states (``vector_envs``), strategies
 (``vector_strategies``) and generators (``vector_generators``) beside it. A run collecting
-through actors (:mod:`ddpg.distributed`) adds their state under ``collector``.
+through actors (:mod:`ddpg.distributed`) adds their state under ``collector``, one with
+``obs_norm`` its observation normaliser's statistics under ``obs_normalizer``.
 
 :func:`capture_training_state` gives that state as a dict; :func:`prepare_training_state`
 checks a saved one against an algorithm without changing anything and returns the function
 that assigns it, so that a restore fails before its first change.
 """
+import copy
 import dataclasses
 import random
 
@@ -68,6 +70,8 @@ def capture_training_state(algo):
     one_step = algo.n_step == 1
     if one_step:
         del counters["nstep_chain"]
+    if not counters["strategy_path_successes"]:  # as before environments reported successes
+        del counters["strategy_path_successes"]
     if algo.n_envs > 1:
         counters["vector_episodes"] = [dataclasses.asdict(episode)
                                        for episode in algo.loop.state.vector_episodes]
@@ -82,7 +86,24 @@ def capture_training_state(algo):
     collector = getattr(algo.loop, "collector", None)
     if collector is not None:
         state["collector"] = collector.get_checkpoint_state()
+    normalizer = getattr(algo, "obs_normalizer", None)
+    if normalizer is not None:
+        state["obs_normalizer"] = normalizer.get_checkpoint_state()
     return state
+
+
+def _prepare_normalizer(algo, saved, path):
+    """The function assigning the observation normaliser's statistics (``obs_norm``; the
+    manifest's structural check has made sure the checkpoint has them)."""
+    normalizer = getattr(algo, "obs_normalizer", None)
+    if normalizer is None:
+        return lambda: None
+    try:
+        copy.deepcopy(normalizer).set_checkpoint_state(saved)
+    except (ValueError, TypeError, KeyError) as error:
+        raise CheckpointError("the checkpoint %s has unusable observation normaliser "
+                              "statistics (%s)" % (path, error))
+    return lambda: normalizer.set_checkpoint_state(saved)
 
 
 def _prepare_collector(algo, saved, path, log):
@@ -237,6 +258,7 @@ def prepare_training_state(algo, state, path, log):
     apply_generators = _prepare_vector_generators(algo, state, path)
     apply_stats = _prepare_update_stats(algo, state.get("update_stats"), path)
     apply_collector = _prepare_collector(algo, state.get("collector"), path, log)
+    apply_normalizer = _prepare_normalizer(algo, state.get("obs_normalizer"), path)
     env_states = [state["env"]] + list(state.get("vector_envs", []))
     restored = {name: list(value) if isinstance(value, list) else value
                 for name, value in counters.items()}
@@ -257,6 +279,7 @@ def prepare_training_state(algo, state, path, log):
         apply_environments()
         apply_stats()
         apply_collector()
+        apply_normalizer()
         for index, (episode, saved_env) in enumerate(zip(episodes, env_states)):
             mid_episode = episode.get("obs") is not None and not episode.get("end", False)
             if mid_episode and saved_env["episode"] != env_state.EXACT:

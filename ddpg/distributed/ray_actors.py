@@ -74,6 +74,9 @@ class RayActors(object):
 
     def __init__(self, algo, n_actors, address=None, weight_sync_every=1,
                  mode="deterministic", chunk=100):
+        if algo.her or algo.obs_normalizer is not None:  # actors keep neither in step
+            raise ValueError("Ray actors collect for uniform, n-step or prioritised replay; "
+                             "not with %s" % ("--her" if algo.her else "--obs-norm"))
         if int(n_actors) != n_actors or n_actors < 1:
             raise ValueError("n_actors must be a positive integer, got %r" % (n_actors,))
         if int(weight_sync_every) != weight_sync_every or weight_sync_every < 1:

@@ -15,7 +15,9 @@ The adapter does three things DDPG depends on:
 already-imported ``gym`` module of the caller.
 """
 
+import contextlib
 import copy
+import io
 import sys
 
 import gymnasium
@@ -23,6 +25,7 @@ import numpy as np
 
 from . import gym_state
 from .base import Env, Step
+from .goals import GoalLayout, is_goal_space
 from .spaces import Box
 
 
@@ -74,6 +77,24 @@ def _is_mujoco_id(env_id):
     module = entry_point if isinstance(entry_point, str) else getattr(entry_point,
                                                                       "__module__", "")
     return "mujoco" in str(module)
+
+
+def register_robotics_ids(env_id):
+    """Register gymnasium-robotics' environments (the Fetch tasks, ...) when ``env_id`` is
+    not a registered id and that package is installed: it registers its ids only when
+    asked (``gymnasium.register_envs``)."""
+    try:
+        gymnasium.spec(env_id)
+        return
+    except Exception:  # pylint: disable=broad-except
+        pass
+    try:
+        # its import prints a notice about its Adroit tasks' rewards to stderr: not ours to show
+        with contextlib.redirect_stderr(io.StringIO()):
+            import gymnasium_robotics
+    except ImportError:
+        return
+    gymnasium.register_envs(gymnasium_robotics)
 
 
 def keep_mujoco_log_out_of_cwd():
@@ -135,12 +156,16 @@ class GymEnv(Env):
     ``GymEnv("Pendulum-v1", **make_kwargs)`` makes the environment with ``gymnasium.make``;
     ``GymEnv(env)`` wraps an existing instance.  ``record_video`` (True or a folder) wraps it in the
     library's ``RecordVideo`` (an id is then made with ``render_mode="rgb_array"``; moviepy must be
-    installed).  Observations are returned exactly as the wrapped environment gives them.
+    installed).  Observations are returned exactly as the wrapped environment gives them, except
+    a goal-conditioned environment's dicts, which become ``[observation, desired_goal]`` with the
+    achieved goal in ``info["achieved_goal"]`` (:mod:`ddpg.envs.goals`); ``goal_layout`` says
+    where each part lies (None for other environments).
     """
 
     def __init__(self, env_or_id, record_video=False, **make_kwargs):
         self._make_kwargs = dict(make_kwargs)
         if isinstance(env_or_id, str):
+            register_robotics_ids(env_or_id)
             if record_video:
                 make_kwargs.setdefault("render_mode", "rgb_array")
             if _is_mujoco_id(env_or_id):
@@ -183,11 +208,28 @@ class GymEnv(Env):
         return box
 
     def _checked_observation_space(self):
+        """The flat observation space; a goal-conditioned environment's dict observations
+        become ``[observation, desired_goal]`` (:mod:`ddpg.envs.goals`)."""
         space = self.env.observation_space
+        self.goal_layout = None
+        if is_goal_space(space):
+            self.goal_layout = GoalLayout(space)
+            return Box(self.goal_layout.low, self.goal_layout.high)
         if not _is_library_box(space):
-            raise ValueError("DDPG needs a Box observation space; %s has %r"
+            raise ValueError("DDPG needs a Box observation space or a goal-conditioned dict "
+                             "of observation, achieved_goal and desired_goal; %s has %r"
                              % (self._name(), space))
         return Box(space.low, space.high)
+
+    def compute_reward(self, achieved_goals, desired_goals, info):
+        """The goal-conditioned environment's rewards for goals ``(n, goal_dim)``, vectorised
+        (hindsight replay's relabelled rewards)."""
+        return self.env.unwrapped.compute_reward(achieved_goals, desired_goals, info)
+
+    def _flat(self, observation):
+        """A goal-conditioned observation flattened; any other as it is."""
+        return observation if self.goal_layout is None else self.goal_layout.flatten(
+            observation)
 
     @property
     def horizon(self):
@@ -211,7 +253,7 @@ class GymEnv(Env):
             observation, info = self.env.reset(seed=self._pending_seed)
             self._pending_seed = None
         self.last_reset_info = info
-        return observation
+        return self._flat(observation)
 
     def step(self, action):
         space = self.env.action_space
@@ -226,7 +268,9 @@ class GymEnv(Env):
         info["terminated"] = terminated
         info["truncated"] = truncated
         info["TimeLimit.truncated"] = truncated and not terminated
-        return Step(observation, float(reward), terminated or truncated, info)
+        if self.goal_layout is not None:  # for hindsight replay
+            info["achieved_goal"] = self.goal_layout.achieved(observation)
+        return Step(self._flat(observation), float(reward), terminated or truncated, info)
 
     # -- the checkpoint hook (ddpg.checkpoint.env_state): arrays and plain values, see
     #    ddpg.envs.gym_state

@@ -15,7 +15,8 @@ simulator state can be read:
   and after a step they still describe the state *before* it, so restoring the integration
   state alone and recomputing them would not continue the episode exactly. The arrays that
   MuJoCo sizes per step (constraints ``efc_*``, islands, contacts) are recomputed by the next
-  ``mj_step`` before they are read; so are arrays whose size differs when restoring.
+  ``mj_step`` before they are read; so are arrays whose size differs when restoring. A
+  goal-conditioned task (gymnasium-robotics' Fetch) also has its episode's ``goal`` saved.
 
 Those two continue an episode exactly (``episode`` is ``"exact"``); for other environments
 (e.g. Box2D ones) only the generators are saved and a restored run starts a new episode.
@@ -107,7 +108,10 @@ def _capture_physics(unwrapped):
     """``(episode level, physics state or None)`` of the unwrapped environment."""
     mujoco = mujoco_module(unwrapped)
     if mujoco is not None:
-        return EXACT, _capture_mujoco(mujoco, unwrapped)
+        physics = _capture_mujoco(mujoco, unwrapped)
+        if isinstance(getattr(unwrapped, "goal", None), np.ndarray):  # a goal task (Fetch)
+            physics["goal"] = np.array(unwrapped.goal)
+        return EXACT, physics
     if type(unwrapped).__module__.startswith(CLASSIC_CONTROL_MODULES) and hasattr(
             unwrapped, "state"):
         values = {}
@@ -224,6 +228,8 @@ def apply(library, gym_env, saved):
                 np.copyto(live[name], array)
         for name, value in physics["flags"].items():
             setattr(data, name, bool(value))
+        if "goal" in physics:
+            unwrapped.goal = np.array(physics["goal"])
         mujoco.mj_setState(model, data, np.asarray(physics["integration"], dtype=np.float64),
                            mujoco.mjtState.mjSTATE_INTEGRATION)
     else:

@@ -63,6 +63,18 @@ class NormalizedEnv(Env):
     def horizon(self):
         return getattr(self.wrapped_env, "horizon", None)
 
+    @property
+    def goal_layout(self):
+        """The wrapped goal-conditioned environment's layout (:mod:`ddpg.envs.goals`), or
+        None."""
+        return getattr(self.wrapped_env, "goal_layout", None)
+
+    def compute_reward(self, achieved_goals, desired_goals, info):
+        """The wrapped environment's goal rewards, scaled as :meth:`step` scales rewards
+        (hindsight replay cannot be combined with ``normalize_reward``)."""
+        return self.wrapped_env.compute_reward(achieved_goals, desired_goals,
+                                               info) * self.scale_reward
+
     def _update_obs_estimate(self, flat_obs):
         a = self.obs_alpha
         self._obs_mean = (1 - a) * self._obs_mean + a * flat_obs

@@ -141,10 +141,14 @@ def attach_actors(args, algo):
 
 def make_strategy(args, env_spec):
     """The exploration strategy the flags ask for (OU, the original's, by default)."""
+    if args.random_action_prob and args.strategy != "gaussian":
+        raise UsageError("--random-action-prob applies to --strategy gaussian (the HER "
+                         "authors' exploration); add --strategy gaussian")
     if args.strategy == "gaussian":
         return GaussianStrategy(env_spec, sigma=args.gaussian_sigma,
                                 sigma_min=args.gaussian_sigma_min,
-                                decay_steps=args.gaussian_decay_steps)
+                                decay_steps=args.gaussian_decay_steps,
+                                random_prob=args.random_action_prob)
     return OUStrategy(env_spec, theta=args.ou_theta, sigma=args.ou_sigma, dt=args.ou_dt)
 
 

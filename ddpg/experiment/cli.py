@@ -18,7 +18,7 @@ from ddpg.experiment.presets import add_preset_argument
 from ddpg.experiment.script import (HelpFormatter, UsageError, add_debug_flag,
                                     add_trust_pickle_flag)
 from ddpg.strategies import (DEFAULT_GAUSSIAN_SIGMA, DEFAULT_OU_DT, DEFAULT_OU_SIGMA,
-                             DEFAULT_OU_THETA)
+                             DEFAULT_OU_THETA, DEFAULT_RANDOM_ACTION_PROB)
 from ddpg.utils import (ACTIVATIONS, DEFAULT_ACTIVATION, DEFAULT_POLICY_HIDDEN_SIZES,
                         DEFAULT_QFUNC_ACTION_MERGE_LAYER, DEFAULT_QFUNC_HIDDEN_SIZES)
 
@@ -75,7 +75,8 @@ _ALGORITHM_FLAGS = (
     "soft_target_tau", "n_updates_per_sample", "train_freq", "gradient_steps", "scale_reward",
     "qfunc_weight_decay", "policy_weight_decay", "qfunc_grad_clip", "policy_grad_clip",
     "include_horizon_terminal", "bootstrap_truncated", "n_step", "prioritized_replay",
-    "per_alpha", "per_beta", "per_eps")
+    "per_alpha", "per_beta", "per_eps", "her", "her_strategy", "her_k", "obs_norm",
+    "action_l2", "target_update_interval")
 
 
 def build_parser(parser_class=argparse.ArgumentParser):
@@ -159,6 +160,10 @@ def _add_exploration_flags(noise):
                        help="with --gaussian-decay-steps: sigma decays linearly to this")
     noise.add_argument("--gaussian-decay-steps", type=int, default=None,
                        help="actions over which sigma decays to --gaussian-sigma-min")
+    noise.add_argument("--random-action-prob", type=float,
+                       default=DEFAULT_RANDOM_ACTION_PROB,
+                       help="gaussian: the probability of a uniformly random action instead "
+                            "(the HER authors' random_eps, 0.3)")
     add_hyperparameter(noise, "start_steps")
 
 
@@ -253,6 +258,8 @@ _FLAGS_OF_WORDS = dict(
         "GaussianStrategy's sigma": "--gaussian-sigma",
         "sigma_min": "--gaussian-sigma-min",
         "decay_steps": "--gaussian-decay-steps",
+        "random_prob": "--random-action-prob",
+        "her=True": "--her",  # a one-word setting: named with its value, not as a word
     })
 
 

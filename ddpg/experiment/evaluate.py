@@ -39,6 +39,7 @@ from ddpg.experiment.export import apply_normalization, checkpoint_run_args, pol
 from ddpg.experiment.results import write_json
 from ddpg.experiment.script import (HelpFormatter, UsageError, add_debug_flag,
                                     add_trust_pickle_flag, run_script)
+from ddpg.obs_normalizer import ObservationNormalizer
 from ddpg.policies import DeterministicMLPPolicy
 
 __all__ = ["build_parser", "run_arguments", "load_policy", "OnnxPolicy", "RenderError",
@@ -114,6 +115,14 @@ def load_policy(reader, env):
                               "network %s" % (saved, current))
     for name, value in values.items():
         policy.arg_dict[name][:] = value
+    if manifest.get("hyperparameters", {}).get("obs_norm"):  # its normaliser's statistics
+        normalizer = ObservationNormalizer(env.observation_space.flat_dim)
+        try:
+            normalizer.set_checkpoint_state(reader.training_state()["obs_normalizer"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise CheckpointError("its observation normaliser's statistics are unusable (%r)"
+                                  % (error,))
+        policy.input_normalizer = normalizer
     return policy
 
 

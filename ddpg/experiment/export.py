@@ -102,6 +102,10 @@ def build_exported_policy(reader, env_override=None):
     environment to learn it instead.
     """
     manifest = reader.manifest
+    if manifest.get("hyperparameters", {}).get("obs_norm"):
+        raise CheckpointError("its policy was trained with --obs-norm, whose running "
+                              "statistics are not part of the exported network; evaluate "
+                              "the checkpoint itself with ddpg-evaluate")
     spaces = manifest["spaces"]
     obs_dim, act_dim = int(spaces["obs_dim"]), int(spaces["act_dim"])
     description = read_description(manifest)

@@ -59,6 +59,23 @@ script and the runs' ``params.json`` agree on what was run.
     (fan-in uniform), 1M steps. Evaluation as the other MuJoCo presets; CleanRL reports the
     training episodes' returns, which ``AverageEsReturn`` records.
 
+``fetchreach``, ``fetchpush``
+    gymnasium-robotics' ``FetchReach-v4`` and ``FetchPush-v4`` with hindsight experience replay
+    and the HER authors' settings (OpenAI Baselines' ``her/experiment/config.py``, one
+    worker): 3x256 networks seeing observation and goal together, the action joining the Q
+    network at its input; Adam 1e-3 for both; batch 256; buffer 1e6; gamma 0.98 (their
+    ``1 - 1/T`` for 50-step episodes); the ``future`` strategy with k = 4; observations and
+    goals normalised with clipping (``obs_norm``); an action L2 penalty of 1.0 in the policy
+    loss; exploration by Gaussian noise of 0.2 with a uniformly random action instead at
+    probability 0.3; two environments (their ``rollout_batch_size`` 2) with 40 updates per
+    100 transitions (``n_batches`` 40 per cycle of 2 episodes) and the targets moved by 0.05
+    (``polyak`` 0.95) once per 40 updates, updates starting with the first stored episodes;
+    10 deterministic evaluation episodes (500 steps) after each epoch. Epochs of 1000 steps,
+    10 of them (10k steps), for FetchReach; of 5000 steps (one of their epochs of 50 cycles
+    with one worker), 50 of them, for FetchPush. Differences: PyTorch-style fan-in uniform
+    initialisation instead of TensorFlow's Glorot uniform, and no clipping of the targets to
+    ``[-1/(1-gamma), 0]``.
+
 Presets may also carry benchmark metadata under :data:`METADATA` (not flags), used by
 ``benchmarks/learning.py``: a task's "solved" threshold for the evaluation return, and the
 number of episodes of the final policy's evaluation.
@@ -173,6 +190,38 @@ PRESETS["cleanrl-halfcheetah"] = dict(_CLEANRL, env="HalfCheetah-v4")
 PRESETS["cleanrl-hopper"] = dict(_CLEANRL, env="Hopper-v4")
 PRESETS["cleanrl-walker2d"] = dict(_CLEANRL, env="Walker2d-v4")
 
+#: The HER authors' settings (see the module docstring) on the Fetch tasks.
+_FETCH = dict(
+    policy_hidden_sizes=[256, 256, 256],
+    qfunc_hidden_sizes=[256, 256, 256],
+    qfunc_action_merge_layer=0,
+    batch_size=256,
+    qfunc_lr=1e-3,
+    policy_lr=1e-3,
+    soft_target_tau=0.05,
+    target_update_interval=40,
+    memory_size=1000000,
+    memory_start_size=0,
+    discount=0.98,
+    strategy="gaussian",
+    gaussian_sigma=0.2,
+    random_action_prob=0.3,
+    action_l2=1.0,
+    her=True,
+    her_strategy="future",
+    her_k=4,
+    obs_norm=True,
+    n_envs=2,
+    train_freq=100,
+    gradient_steps=40,
+    max_path_length=50,
+    eval_samples=500,
+    hidden_init="fanin",
+    output_init="fanin",
+)
+PRESETS["fetchreach"] = dict(_FETCH, env="FetchReach-v4", epoch_length=1000, n_epochs=10)
+PRESETS["fetchpush"] = dict(_FETCH, env="FetchPush-v4", epoch_length=5000, n_epochs=50)
+
 #: Per-preset facts for benchmarking that are not flags of the example script.
 #: ``solved_return``: evaluation AverageReturn counted as solving the task (the cart-pole's
 #: maximum is 1000: 10 per step for 100 steps).
@@ -187,6 +236,8 @@ METADATA = {
     "cleanrl-halfcheetah": {},
     "cleanrl-hopper": {},
     "cleanrl-walker2d": {},
+    "fetchreach": {},
+    "fetchpush": {},
 }
 
 
