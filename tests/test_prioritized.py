@@ -209,3 +209,22 @@ def test_the_command_line_names_the_flag(flags, message):
     from ddpg.experiment.script import UsageError
     with pytest.raises(UsageError, match=message):
         prepare_run(["--no-log-dir"] + flags)
+
+
+def test_an_update_of_no_slots_changes_nothing():
+    tree = SumTree(5)
+    tree.update(np.arange(5), [1.0, 0.0, 2.0, 0.5, 3.0])
+    nodes = tree.nodes.copy()
+    tree.update([], [])
+    np.testing.assert_array_equal(tree.nodes, nodes)
+
+
+def test_a_prioritised_memory_samples_its_one_transition_and_refuses_to_sample_none():
+    memory = PrioritizedReplayMem(obs_dim=2, act_dim=1, memory_size=4)
+    with pytest.raises(ValueError, match="cannot sample from an empty ReplayMem"):
+        memory.get_batch(2)
+    memory.add_sample([1, 2], [0.5], 3.0, False, [2, 3])
+    memory.beta = 0.4
+    batch = memory.get_batch(3)
+    assert batch.indices.tolist() == [0, 0, 0] and batch[0].tolist() == [[1, 2]] * 3
+    np.testing.assert_array_equal(batch.weights, np.ones(3, np.float32))  # (1 * 1) ** -beta

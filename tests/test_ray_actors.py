@@ -181,6 +181,11 @@ def test_the_warm_up_is_shared_and_the_seeds_are_distinct():
              for env in range(2)}
     assert len(seeds) == 18
     assert min(seeds) > 5 + 2  # past the learner's environments and its evaluation seed
+    # seed 5, 2 environments: the learner's environments take 5 and 6, its evaluation 7;
+    # actor k of start g: 8 + 2 (k + 1000 g), room for 1,000 actors a start
+    assert [actor_seed(5, 2, index, 0) for index in range(3)] == [8, 10, 12]
+    assert actor_seed(5, 2, 0, 1) == 8 + 2 * 1000 == actor_seed(5, 2, 999, 0) + 2
+    assert actor_seed(5, 2, 2, 3) == 8 + 2 * (2 + 3000)
     algo = cartpole_algo(start_steps=7)
     assert [actor_spec(algo, index, 2, 10)["settings"]["start_steps"]
             for index in range(2)] == [4, 3]

@@ -156,6 +156,20 @@ EQUIVALENT = {
     "ddpg.checkpoint.env_state.x_prepare_env_restore__mutmut_23": (
         "return lambda: 0",
         "the applier's return value is not used"),
+    "ddpg.distributed.ray_actors.xǁRayActorsǁ__init____mutmut_75": (
+        'self._ray = ""',
+        "_ray is only read after start() assigns it Ray: close() reads it only for started "
+        "actors or a Ray it started, get_checkpoint_state only with actors"),
+    "ddpg.distributed.ray_actors.xǁRayActorsǁ__init____mutmut_76": (
+        "self._started_ray = None",
+        "_started_ray is only tested with `if`, where None is False"),
+    "ddpg.replay.nstep.xǁNStepReplayMemǁget_batch__mutmut_11": (
+        "indices = np.random.randint(self.size, size=batch_size)",
+        "numpy's randint(high) draws from [0, high), as randint(0, high) does, with the same "
+        "draws from the generator"),
+    "ddpg.replay.sum_tree.xǁSumTreeǁ__init____mutmut_27": (
+        "self.nodes = np.zeros(2 * self.capacity, dtype=None)",
+        "np.zeros makes float64 arrays by default, the dtype the line names"),
 }
 
 KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # a failing test, or a timeout / crash
