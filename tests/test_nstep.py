@@ -288,7 +288,7 @@ def test_a_uniform_n_step_batch_is_the_example_s_draw_with_each_transition_s_hor
 
 def test_an_n_step_memory_samples_its_one_transition_and_refuses_to_sample_none():
     memory = NStepReplayMem(1, 1, 4)
-    with pytest.raises(ValueError, match="cannot sample from an empty ReplayMem"):
+    with pytest.raises(ValueError, match="^cannot sample from an empty ReplayMem$"):
         memory.get_batch(2)
     memory.add_sample([3], [0.5], 2.0, False, [4], 2)
     batch = memory.get_batch(3)

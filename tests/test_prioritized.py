@@ -39,6 +39,16 @@ def test_the_tree_holds_the_sums_and_finds_the_slot_of_a_cumulative_value():
         np.testing.assert_array_equal(tree.get(np.arange(size)), priorities)
 
 
+def test_the_tree_has_a_leaf_for_each_slot_rounded_up_to_a_power_of_two():
+    for size, capacity in [(1, 1), (2, 2), (3, 4), (5, 8), (8, 8), (9, 16), (1000, 1024)]:
+        tree = SumTree(size)
+        assert tree.capacity == capacity and tree.nodes.shape == (2 * capacity,)
+        tree.update(np.arange(size), np.arange(1, size + 1))
+        assert tree.total == size * (size + 1) / 2
+        np.testing.assert_array_equal(tree.nodes[capacity:capacity + size],
+                                      np.arange(1, size + 1))
+
+
 def test_sampling_frequencies_match_the_priorities():
     """A chi-square test at a fixed seed: 10 slots, 100,000 draws in batches of 256."""
     priorities = np.array([1.0, 2.0, 3.0, 0.5, 8.0, 0.1, 4.0, 2.5, 6.0, 1.5])
@@ -88,6 +98,15 @@ def test_new_transitions_get_the_largest_priority_and_updates_set_td_error_plus_
     np.testing.assert_allclose(memory.priorities()[6], 3.01 ** 0.6)
     with pytest.raises(ValueError, match="TD error is not finite"):
         memory.update_priorities([0], [np.inf])
+
+
+def test_td_errors_in_a_column_set_the_same_priorities():
+    """Q's outputs are a column (batch, 1): its TD errors count as the flat ones do."""
+    memory = filled_memory()
+    memory.update_priorities([1, 4], np.array([[-3.0], [0.5]]))
+    np.testing.assert_allclose(memory.priorities(),
+                               [1, 3.01 ** 0.6, 1, 1, 0.51 ** 0.6, 1])
+    assert memory.max_priority == 3.01
 
 
 def test_a_batch_carries_importance_weights_against_numpy():
@@ -221,7 +240,7 @@ def test_an_update_of_no_slots_changes_nothing():
 
 def test_a_prioritised_memory_samples_its_one_transition_and_refuses_to_sample_none():
     memory = PrioritizedReplayMem(obs_dim=2, act_dim=1, memory_size=4)
-    with pytest.raises(ValueError, match="cannot sample from an empty ReplayMem"):
+    with pytest.raises(ValueError, match="^cannot sample from an empty ReplayMem$"):
         memory.get_batch(2)
     memory.add_sample([1, 2], [0.5], 3.0, False, [2, 3])
     memory.beta = 0.4

@@ -15,6 +15,7 @@ from ddpg.distributed import ExperienceActor, RayActors, ray_actors
 from ddpg.distributed.actor import PolicyCopy, actor_seed, actor_spec, warmup_share
 from ddpg.envs import CartpoleEnv, normalize
 from ddpg.errors import CheckpointError, EnvError
+from ddpg.strategies import OUStrategy
 from ddpg import logger
 
 from fake_ray import FakeRay
@@ -157,6 +158,23 @@ def test_an_actor_hands_matrix_actions_to_its_environment_and_stores_them_flat()
     assert chunk["act"].shape == (12, 4)
     assert actor.run.env.shapes == [(2, 2)] * 12
     assert np.all(np.abs(chunk["act"]) <= 1.0)
+
+
+class InPlaceOU(OUStrategy):
+    """OU noise whose state evolves in place, as a strategy of one's own may."""
+
+    def evolve_state(self):
+        self.state += (self.theta * (self.mu - self.state)
+                       + self.sigma * self.random().randn(len(self.state)))
+        return self.state
+
+
+def test_an_actor_in_this_process_leaves_the_learner_s_strategy_alone():
+    algo = cartpole_algo(strategy=InPlaceOU)
+    actor = ExperienceActor(actor_spec(algo, 0, 1, 5))  # 5 steps of one episode of 7
+    actor.collect(*weights_of(algo))
+    assert np.any(actor.run.strategy.state != 0)
+    np.testing.assert_array_equal(algo.strategy.state, [0.0])
 
 
 def test_an_actor_whose_environment_state_cannot_be_saved_starts_a_new_episode():

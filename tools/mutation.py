@@ -163,6 +163,11 @@ EQUIVALENT = {
     "ddpg.distributed.ray_actors.xǁRayActorsǁ__init____mutmut_76": (
         "self._started_ray = None",
         "_started_ray is only tested with `if`, where None is False"),
+    "ddpg.distributed.actor.xǁActorRunǁ__init____mutmut_39": (
+        "np.reshape(self.env.action_space.low, -2)", NEGATIVE_SHAPE),
+    "ddpg.distributed.actor.xǁActorRunǁ__init____mutmut_41": (
+        "np.reshape(self.env.action_space.high, -1).astype(None)",
+        "astype(None) converts to numpy's default float64, the dtype the line names"),
     "ddpg.replay.nstep.xǁNStepReplayMemǁget_batch__mutmut_11": (
         "indices = np.random.randint(self.size, size=batch_size)",
         "numpy's randint(high) draws from [0, high), as randint(0, high) does, with the same "
