@@ -66,6 +66,21 @@ def test_the_policy_copy_acts_as_the_learner_s_network_computed_with_numpy():
         copy.set_weights(np.zeros(3))
 
 
+def test_the_policy_copy_acts_on_the_cpu_whatever_the_default_context():
+    """A learner may make its arrays under another default context (a GPU's; here
+    ``mx.cpu(1)``, where MXNet's bind refuses arrays of ``cpu(0)`` as it refuses CPU arrays
+    beside a GPU): the copy's arrays all stay on the CPU it is bound on."""
+    import mxnet as mx
+    algo = cartpole_algo(randomize=True)
+    copy = PolicyCopy(algo.policy.get_output_symbol().tojson(),
+                      list(algo.policy.params.shapes.items()))
+    copy.set_weights(algo.policy.params.data.asnumpy())
+    observations = np.random.RandomState(1).normal(size=(2, 4))
+    with mx.Context(mx.cpu(1)):
+        actions = copy.get_action_batch(observations)
+    np.testing.assert_allclose(actions, numpy_policy(algo, observations), rtol=1e-5, atol=1e-6)
+
+
 def test_the_policy_copy_binds_one_executor_per_batch_size():
     algo = cartpole_algo()
     copy = PolicyCopy(algo.policy.get_output_symbol().tojson(),

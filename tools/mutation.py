@@ -172,6 +172,13 @@ EQUIVALENT = {
         "indices = np.random.randint(self.size, size=batch_size)",
         "numpy's randint(high) draws from [0, high), as randint(0, high) does, with the same "
         "draws from the generator"),
+    "ddpg.replay.sum_tree.xǁSumTreeǁsample__mutmut_25": (
+        "slots = self.find(np.minimum(values, np.nextafter(self.total, 1)))",
+        "the two differ only for a value that rounding lifts to the total (a uniform draw "
+        "within 2**-53 of 1) while the total is at most 1: such a value descends to the last "
+        "slot, or past the filled ones to the fallback, the last slot with a priority, which "
+        "is the slot the value just below the total finds too, unless that slot's priority "
+        "is below the total's rounding unit (a memory's priorities are at least eps ** alpha)"),
     "ddpg.replay.sum_tree.xǁSumTreeǁ__init____mutmut_27": (
         "self.nodes = np.zeros(2 * self.capacity, dtype=None)",
         "np.zeros makes float64 arrays by default, the dtype the line names"),
