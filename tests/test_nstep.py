@@ -237,3 +237,59 @@ def test_an_actor_s_chunk_holds_every_sum_it_completes_even_more_than_its_steps(
     assert second["obs"][:, 0].tolist() == [1, 2, 3, 4]
     assert second["hor"].tolist() == [3, 3, 2, 1]
     assert second["nxt"][:, 0].tolist() == [4, 5, 5, 5]
+
+
+def test_an_actor_with_two_environments_holds_the_chunk_and_every_open_sum_it_closes():
+    """CountingEnv in both environments, one step each a chunk: at step 5 the time limit
+    closes each environment's two open sums as s2's completes, so that chunk stores 6
+    transitions from 2 steps, the most a chunk can (its steps plus n_step - 1 an
+    environment)."""
+    from ddpg.distributed.actor import ExperienceActor, actor_spec
+    g = DISCOUNT
+    algo = build_algorithm(env=CountingEnv(nan_at=0), n_step=3, n_envs=2, max_path_length=5,
+                           start_steps=100, discount=g)
+    actor = ExperienceActor(actor_spec(algo, 0, 1, 2))
+    weights = (0, algo.policy.params.data.asnumpy())
+    chunks = [actor.collect(*weights)] + [actor.collect() for _ in range(4)]
+    assert [len(chunk["obs"]) for chunk in chunks] == [0, 0, 2, 2, 6]
+    last = chunks[-1]
+    assert last["steps"] == 2
+    order = np.lexsort((last["hor"], last["obs"][:, 0]))
+    assert last["obs"][order, 0].tolist() == [2, 2, 3, 3, 4, 4]
+    assert last["hor"][order].tolist() == [3, 3, 2, 2, 1, 1]
+    assert last["nxt"][:, 0].tolist() == [5] * 6 and not last["end"].any()
+    np.testing.assert_allclose(last["rwd"][order],
+                               np.repeat([3 + 4 * g + 5 * g * g, 4 + 5 * g, 5], 2), rtol=1e-6)
+
+
+def memory_of_counts(memory, size):
+    """``size`` transitions: s = [i], a = [-i], r = i, end on every 4th, s' = [i + 1], and
+    (an n-step memory) horizon 1 + i % 3."""
+    for i in range(size):
+        extra = (1 + i % 3,) if isinstance(memory, NStepReplayMem) else ()
+        memory.add_sample([i], [-i], float(i), i % 4 == 3, [i + 1], *extra)
+    return memory
+
+
+def test_a_uniform_n_step_batch_is_the_example_s_draw_with_each_transition_s_horizon():
+    n_step = memory_of_counts(NStepReplayMem(1, 1, 10), 7)
+    example = memory_of_counts(ReplayMem(1, 1, 10), 7)
+    np.random.seed(5)
+    batch = n_step.get_batch(50)
+    np.random.seed(5)
+    expected = example.get_batch(50)
+    for got, want in zip(batch, expected):  # the same transitions, in the same order
+        np.testing.assert_array_equal(got, want)
+    drawn = batch[0][:, 0]
+    assert set(drawn.tolist()) == set(range(7))
+    np.testing.assert_array_equal(batch.horizons, 1 + drawn % 3)
+    assert batch.horizons.dtype == np.float32
+
+
+def test_an_n_step_memory_samples_its_one_transition_and_refuses_to_sample_none():
+    memory = NStepReplayMem(1, 1, 4)
+    with pytest.raises(ValueError, match="^cannot sample from an empty ReplayMem$"):
+        memory.get_batch(2)
+    memory.add_sample([3], [0.5], 2.0, False, [4], 2)
+    batch = memory.get_batch(3)
+    assert batch[0][:, 0].tolist() == [3, 3, 3] and batch.horizons.tolist() == [2, 2, 2]

@@ -39,6 +39,16 @@ def test_the_tree_holds_the_sums_and_finds_the_slot_of_a_cumulative_value():
         np.testing.assert_array_equal(tree.get(np.arange(size)), priorities)
 
 
+def test_the_tree_has_a_leaf_for_each_slot_rounded_up_to_a_power_of_two():
+    for size, capacity in [(1, 1), (2, 2), (3, 4), (5, 8), (8, 8), (9, 16), (1000, 1024)]:
+        tree = SumTree(size)
+        assert tree.capacity == capacity and tree.nodes.shape == (2 * capacity,)
+        tree.update(np.arange(size), np.arange(1, size + 1))
+        assert tree.total == size * (size + 1) / 2
+        np.testing.assert_array_equal(tree.nodes[capacity:capacity + size],
+                                      np.arange(1, size + 1))
+
+
 def test_sampling_frequencies_match_the_priorities():
     """A chi-square test at a fixed seed: 10 slots, 100,000 draws in batches of 256."""
     priorities = np.array([1.0, 2.0, 3.0, 0.5, 8.0, 0.1, 4.0, 2.5, 6.0, 1.5])
@@ -57,21 +67,21 @@ def test_sampling_frequencies_match_the_priorities():
 
 def test_bad_priorities_and_slots_are_refused():
     tree = SumTree(4)
-    with pytest.raises(ValueError, match="finite and non-negative"):
+    with pytest.raises(ValueError, match="^priorities must be finite and non-negative$"):
         tree.update([0], [-1.0])
-    with pytest.raises(ValueError, match="finite and non-negative"):
+    with pytest.raises(ValueError, match="^priorities must be finite and non-negative$"):
         tree.update([0], [np.nan])
-    with pytest.raises(IndexError, match=r"slots must be in \[0, 4\)"):
+    with pytest.raises(IndexError, match=r"^slots must be in \[0, 4\)$"):
         tree.update([4], [1.0])
-    with pytest.raises(ValueError, match="every priority is 0"):
+    with pytest.raises(ValueError, match="^cannot sample: every priority is 0$"):
         tree.sample(2, np.random.RandomState(0))
-    with pytest.raises(ValueError, match="positive number of slots"):
+    with pytest.raises(ValueError, match="^a SumTree needs a positive number of slots, got 0$"):
         SumTree(0)
 
 
-def filled_memory(alpha=0.6, size=6, memory_size=8):
+def filled_memory(alpha=0.6, size=6, memory_size=8, eps=0.01):
     memory = PrioritizedReplayMem(obs_dim=2, act_dim=1, memory_size=memory_size, alpha=alpha,
-                                  eps=0.01)
+                                  eps=eps)
     for i in range(size):
         memory.add_sample([i, i], [0.1 * i], float(i), i == 3, [i + 1, i + 1])
     return memory
@@ -88,6 +98,25 @@ def test_new_transitions_get_the_largest_priority_and_updates_set_td_error_plus_
     np.testing.assert_allclose(memory.priorities()[6], 3.01 ** 0.6)
     with pytest.raises(ValueError, match="TD error is not finite"):
         memory.update_priorities([0], [np.inf])
+
+
+def test_td_errors_in_a_column_set_the_same_priorities():
+    """Q's outputs are a column (batch, 1): its TD errors count as the flat ones do."""
+    memory = filled_memory()
+    memory.update_priorities([1, 4], np.array([[-3.0], [0.5]]))
+    np.testing.assert_allclose(memory.priorities(),
+                               [1, 3.01 ** 0.6, 1, 1, 0.51 ** 0.6, 1])
+    assert memory.max_priority == 3.01
+
+
+def test_a_memory_s_defaults_are_the_run_s_alpha_and_eps():
+    """alpha 0.6 and eps 1e-6, the defaults of --per-alpha and --per-eps."""
+    memory = PrioritizedReplayMem(obs_dim=1, act_dim=1, memory_size=4)
+    for i in range(3):
+        memory.add_sample([i], [0.0], 0.0, False, [i + 1])
+    memory.update_priorities([0, 1, 2], [0.0, -1.0, 2.0])
+    np.testing.assert_allclose(memory.priorities(),
+                               [1e-6 ** 0.6, 1.000001 ** 0.6, 2.000001 ** 0.6], rtol=1e-12)
 
 
 def test_a_batch_carries_importance_weights_against_numpy():
@@ -108,6 +137,25 @@ def test_a_batch_carries_importance_weights_against_numpy():
     np.testing.assert_array_equal(obss[:, 0], slots)
     np.testing.assert_array_equal(ends, slots == 3)
     np.testing.assert_array_equal(batch.horizons, np.ones(5))
+
+
+def test_the_weights_depend_only_on_the_priorities_ratios_whatever_their_scale():
+    """TD errors near float64's largest: the weights are still NumPy's, and the same as
+    those of TD errors 1e300 times smaller."""
+    td_errors = np.array([0.5, 2.0, 0.1, 1.0, 4.0, 0.2])
+    batches = []
+    for scale in (1.0, 1e300):
+        memory = filled_memory(eps=0.0)
+        memory.update_priorities(np.arange(6), td_errors * scale)
+        memory.beta = 0.4
+        np.random.seed(3)
+        batches.append(memory.get_batch(5))
+    small, large = batches
+    np.testing.assert_array_equal(large.indices, small.indices)
+    probabilities = td_errors ** 0.6 / np.sum(td_errors ** 0.6)
+    weights = (6 * probabilities[large.indices]) ** -0.4
+    np.testing.assert_allclose(large.weights, weights / weights.max(), rtol=1e-6)
+    np.testing.assert_allclose(large.weights, small.weights, rtol=1e-6)
 
 
 def test_beta_is_annealed_to_one_over_the_run():
@@ -209,3 +257,22 @@ def test_the_command_line_names_the_flag(flags, message):
     from ddpg.experiment.script import UsageError
     with pytest.raises(UsageError, match=message):
         prepare_run(["--no-log-dir"] + flags)
+
+
+def test_an_update_of_no_slots_changes_nothing():
+    tree = SumTree(5)
+    tree.update(np.arange(5), [1.0, 0.0, 2.0, 0.5, 3.0])
+    nodes = tree.nodes.copy()
+    tree.update([], [])
+    np.testing.assert_array_equal(tree.nodes, nodes)
+
+
+def test_a_prioritised_memory_samples_its_one_transition_and_refuses_to_sample_none():
+    memory = PrioritizedReplayMem(obs_dim=2, act_dim=1, memory_size=4)
+    with pytest.raises(ValueError, match="^cannot sample from an empty ReplayMem$"):
+        memory.get_batch(2)
+    memory.add_sample([1, 2], [0.5], 3.0, False, [2, 3])
+    memory.beta = 0.4
+    batch = memory.get_batch(3)
+    assert batch.indices.tolist() == [0, 0, 0] and batch[0].tolist() == [[1, 2]] * 3
+    np.testing.assert_array_equal(batch.weights, np.ones(3, np.float32))  # (1 * 1) ** -beta

@@ -15,6 +15,7 @@ from ddpg.distributed import ExperienceActor, RayActors, ray_actors
 from ddpg.distributed.actor import PolicyCopy, actor_seed, actor_spec, warmup_share
 from ddpg.envs import CartpoleEnv, normalize
 from ddpg.errors import CheckpointError, EnvError
+from ddpg.strategies import OUStrategy
 from ddpg import logger
 
 from fake_ray import FakeRay
@@ -63,6 +64,21 @@ def test_the_policy_copy_acts_as_the_learner_s_network_computed_with_numpy():
     with pytest.raises(ValueError, match="has %d parameters; 3 were sent"
                        % algo.policy.params.size):
         copy.set_weights(np.zeros(3))
+
+
+def test_the_policy_copy_acts_on_the_cpu_whatever_the_default_context():
+    """A learner may make its arrays under another default context (a GPU's; here
+    ``mx.cpu(1)``, where MXNet's bind refuses arrays of ``cpu(0)`` as it refuses CPU arrays
+    beside a GPU): the copy's arrays all stay on the CPU it is bound on."""
+    import mxnet as mx
+    algo = cartpole_algo(randomize=True)
+    copy = PolicyCopy(algo.policy.get_output_symbol().tojson(),
+                      list(algo.policy.params.shapes.items()))
+    copy.set_weights(algo.policy.params.data.asnumpy())
+    observations = np.random.RandomState(1).normal(size=(2, 4))
+    with mx.Context(mx.cpu(1)):
+        actions = copy.get_action_batch(observations)
+    np.testing.assert_allclose(actions, numpy_policy(algo, observations), rtol=1e-5, atol=1e-6)
 
 
 def test_the_policy_copy_binds_one_executor_per_batch_size():
@@ -159,6 +175,23 @@ def test_an_actor_hands_matrix_actions_to_its_environment_and_stores_them_flat()
     assert np.all(np.abs(chunk["act"]) <= 1.0)
 
 
+class InPlaceOU(OUStrategy):
+    """OU noise whose state evolves in place, as a strategy of one's own may."""
+
+    def evolve_state(self):
+        self.state += (self.theta * (self.mu - self.state)
+                       + self.sigma * self.random().randn(len(self.state)))
+        return self.state
+
+
+def test_an_actor_in_this_process_leaves_the_learner_s_strategy_alone():
+    algo = cartpole_algo(strategy=InPlaceOU)
+    actor = ExperienceActor(actor_spec(algo, 0, 1, 5))  # 5 steps of one episode of 7
+    actor.collect(*weights_of(algo))
+    assert np.any(actor.run.strategy.state != 0)
+    np.testing.assert_array_equal(algo.strategy.state, [0.0])
+
+
 def test_an_actor_whose_environment_state_cannot_be_saved_starts_a_new_episode():
     algo = cartpole_algo(env=MatrixActionEnv(), start_steps=100)
     actor = ExperienceActor(actor_spec(algo, 0, 1, 10))
@@ -181,6 +214,11 @@ def test_the_warm_up_is_shared_and_the_seeds_are_distinct():
              for env in range(2)}
     assert len(seeds) == 18
     assert min(seeds) > 5 + 2  # past the learner's environments and its evaluation seed
+    # seed 5, 2 environments: the learner's environments take 5 and 6, its evaluation 7;
+    # actor k of start g: 8 + 2 (k + 1000 g), room for 1,000 actors a start
+    assert [actor_seed(5, 2, index, 0) for index in range(3)] == [8, 10, 12]
+    assert actor_seed(5, 2, 0, 1) == 8 + 2 * 1000 == actor_seed(5, 2, 999, 0) + 2
+    assert actor_seed(5, 2, 2, 3) == 8 + 2 * (2 + 3000)
     algo = cartpole_algo(start_steps=7)
     assert [actor_spec(algo, index, 2, 10)["settings"]["start_steps"]
             for index in range(2)] == [4, 3]

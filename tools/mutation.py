@@ -160,6 +160,32 @@ EQUIVALENT = {
     "ddpg.checkpoint.env_state.x_prepare_env_restore__mutmut_23": (
         "return lambda: 0",
         "the applier's return value is not used"),
+    "ddpg.distributed.ray_actors.xǁRayActorsǁ__init____mutmut_75": (
+        'self._ray = ""',
+        "_ray is only read after start() assigns it Ray: close() reads it only for started "
+        "actors or a Ray it started, get_checkpoint_state only with actors"),
+    "ddpg.distributed.ray_actors.xǁRayActorsǁ__init____mutmut_76": (
+        "self._started_ray = None",
+        "_started_ray is only tested with `if`, where None is False"),
+    "ddpg.distributed.actor.xǁActorRunǁ__init____mutmut_39": (
+        "np.reshape(self.env.action_space.low, -2)", NEGATIVE_SHAPE),
+    "ddpg.distributed.actor.xǁActorRunǁ__init____mutmut_41": (
+        "np.reshape(self.env.action_space.high, -1).astype(None)",
+        "astype(None) converts to numpy's default float64, the dtype the line names"),
+    "ddpg.replay.nstep.xǁNStepReplayMemǁget_batch__mutmut_11": (
+        "indices = np.random.randint(self.size, size=batch_size)",
+        "numpy's randint(high) draws from [0, high), as randint(0, high) does, with the same "
+        "draws from the generator"),
+    "ddpg.replay.sum_tree.xǁSumTreeǁsample__mutmut_25": (
+        "slots = self.find(np.minimum(values, np.nextafter(self.total, 1)))",
+        "the two differ only for a value that rounding lifts to the total (a uniform draw "
+        "within 2**-53 of 1) while the total is at most 1: such a value descends to the last "
+        "slot, or past the filled ones to the fallback, the last slot with a priority, which "
+        "is the slot the value just below the total finds too, unless that slot's priority "
+        "is below the total's rounding unit (a memory's priorities are at least eps ** alpha)"),
+    "ddpg.replay.sum_tree.xǁSumTreeǁ__init____mutmut_27": (
+        "self.nodes = np.zeros(2 * self.capacity, dtype=None)",
+        "np.zeros makes float64 arrays by default, the dtype the line names"),
 }
 
 KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # a failing test, or a timeout / crash
