@@ -18,8 +18,7 @@ from ddpg.strategies import GaussianStrategy
 
 from goal_envs import point_goal_env, point_goal_reward
 from helpers import PointEnv, build_algorithm
-from numpy_reference import NumpyDDPG, NumpyOptimizer, NumpyPolicy, NumpyQ
-from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, params_of
+from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, numpy_ddpg_of
 
 pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
 
@@ -246,13 +245,7 @@ def test_the_action_penalty_and_target_interval_update_as_numpy_computes():
                            q_hidden=(6, 5, 4), merge=2, batch_size=BATCH, discount=0.9,
                            qfunc_lr=2e-2, policy_lr=2e-2, soft_target_tau=0.1, seed=3,
                            randomize=True, action_l2=0.7, target_update_interval=2)
-    reference = NumpyDDPG(
-        q=NumpyQ(params_of(algo.qfunc.arg_dict), 3, 2),
-        q_target=NumpyQ(params_of(algo.qfunc_target.arg_dict), 3, 2),
-        pi=NumpyPolicy(params_of(algo.policy.arg_dict), 2),
-        pi_target=NumpyPolicy(params_of(algo.policy_target.arg_dict), 2),
-        q_opt=NumpyOptimizer("adam", 2e-2), pi_opt=NumpyOptimizer("adam", 2e-2),
-        discount=0.9, tau=0.1, act_dim=ACT_DIM, action_l2=0.7, target_update_interval=2)
+    reference = numpy_ddpg_of(algo, 0.9, action_l2=0.7, target_update_interval=2)
     rng = np.random.RandomState(5)
     for itr in range(4):
         batch = make_batch(rng)

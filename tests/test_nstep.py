@@ -9,8 +9,7 @@ from ddpg.replay import NStepReplayMem, TransitionBatch
 from ddpg.replay_mem import ReplayMem
 
 from helpers import PointEnv, build_algorithm
-from numpy_reference import NumpyDDPG, NumpyOptimizer, NumpyPolicy, NumpyQ
-from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, params_of
+from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, numpy_ddpg_of
 
 pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
 
@@ -160,13 +159,7 @@ def test_the_target_bootstraps_with_discount_to_the_horizon_against_numpy():
                            discount=DISCOUNT, qfunc_updater="adam", qfunc_lr=2e-2,
                            policy_updater="adam", policy_lr=2e-2, soft_target_tau=0.1, seed=3,
                            randomize=True, n_step=3)
-    reference = NumpyDDPG(
-        q=NumpyQ(params_of(algo.qfunc.arg_dict), 3, 2),
-        q_target=NumpyQ(params_of(algo.qfunc_target.arg_dict), 3, 2),
-        pi=NumpyPolicy(params_of(algo.policy.arg_dict), 2),
-        pi_target=NumpyPolicy(params_of(algo.policy_target.arg_dict), 2),
-        q_opt=NumpyOptimizer("adam", 2e-2), pi_opt=NumpyOptimizer("adam", 2e-2),
-        discount=DISCOUNT, tau=0.1, act_dim=ACT_DIM)
+    reference = numpy_ddpg_of(algo, DISCOUNT)
     rng = np.random.RandomState(2)
     for itr in range(3):
         batch = TransitionBatch(*make_batch(rng),

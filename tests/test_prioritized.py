@@ -12,8 +12,7 @@ from ddpg.replay.sum_tree import SumTree
 from ddpg.replay_mem import ReplayMem
 
 from helpers import PointEnv, build_algorithm
-from numpy_reference import NumpyDDPG, NumpyOptimizer, NumpyPolicy, NumpyQ
-from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, params_of
+from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, numpy_ddpg_of
 
 pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
 
@@ -175,13 +174,7 @@ def per_algo(**overrides):
 
 def test_the_weighted_q_loss_updates_as_numpy_computes_it():
     algo = per_algo()
-    reference = NumpyDDPG(
-        q=NumpyQ(params_of(algo.qfunc.arg_dict), 3, 2),
-        q_target=NumpyQ(params_of(algo.qfunc_target.arg_dict), 3, 2),
-        pi=NumpyPolicy(params_of(algo.policy.arg_dict), 2),
-        pi_target=NumpyPolicy(params_of(algo.policy_target.arg_dict), 2),
-        q_opt=NumpyOptimizer("adam", 2e-2), pi_opt=NumpyOptimizer("adam", 2e-2),
-        discount=0.9, tau=0.1, act_dim=ACT_DIM)
+    reference = numpy_ddpg_of(algo, 0.9)
     rng = np.random.RandomState(2)
     for itr in range(3):
         batch = TransitionBatch(*make_batch(rng), horizons=np.ones(BATCH, np.float32),

@@ -524,12 +524,15 @@ def test_a_replacement_that_dies_before_its_first_chunk_stops_the_run(fake_ray):
     assert collector.starts == [0, 1]
 
 
+#: How an actor's environment error reads (BreakingCartpole fails at step 5).
+ACTOR_ENV_ERROR = (r"in Ray actor 0, counting its own steps and episodes: the environment "
+                   r"raised RuntimeError in step\(\) at step 5 of episode 0")
+
+
 def test_an_actor_s_environment_error_names_the_actor(fake_ray):
     algo = cartpole_algo(env=normalize(BreakingCartpole()))
     RayActors(algo, 2, chunk=20).attach()
-    with pytest.raises(EnvError, match=r"in Ray actor 0, counting its own steps and "
-                                       r"episodes: the environment raised RuntimeError "
-                                       r"in step\(\) at step 5 of episode 0"):
+    with pytest.raises(EnvError, match=ACTOR_ENV_ERROR):
         algo.train()
     algo.close()
 

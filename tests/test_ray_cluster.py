@@ -11,10 +11,11 @@ import pytest
 
 from ddpg.distributed import RayActors
 from ddpg.envs import normalize
-from ddpg.errors import CheckpointError, EnvError
+from ddpg.errors import EnvError
 from ddpg import logger
 
-from test_ray_actors import BreakingCartpole, cartpole_algo, final_state, train_with_actors
+from test_ray_actors import (ACTOR_ENV_ERROR, BreakingCartpole, cartpole_algo, final_state,
+                             train_with_actors)
 
 pytestmark = pytest.mark.usefixtures("quiet_logger", "ray_cluster")  # tests/conftest.py
 
@@ -80,15 +81,6 @@ def test_an_async_run_counts_every_transition_and_resumes_with_new_actors(tmp_pa
     assert resumed.total_env_steps == 160 and collector.starts == [1, 1]
 
 
-def test_a_deterministic_checkpoint_needs_as_many_actors(tmp_path):
-    train_with_actors(n_epochs=1, save=str(tmp_path / "ckpt"))
-    algo = cartpole_algo()
-    RayActors(algo, 4, chunk=20).attach()
-    with pytest.raises(CheckpointError, match="deterministic run with 2 Ray actors; this one "
-                                              r"has 4 \(n_actors\)"):
-        algo.restore(str(tmp_path / "ckpt"))
-
-
 def test_an_actor_s_environment_error_names_the_actor(ray_cluster):
     import ray.cloudpickle
     # the tests' modules are not importable in the actors' processes: send the class by value
@@ -97,9 +89,7 @@ def test_an_actor_s_environment_error_names_the_actor(ray_cluster):
     try:
         algo = cartpole_algo(env=normalize(BreakingCartpole()))
         RayActors(algo, 2, chunk=20).attach()
-        with pytest.raises(EnvError, match=r"in Ray actor 0, counting its own steps and "
-                                           r"episodes: the environment raised RuntimeError "
-                                           r"in step\(\) at step 5 of episode 0"):
+        with pytest.raises(EnvError, match=ACTOR_ENV_ERROR):
             algo.train()
         algo.close()
     finally:

@@ -1,5 +1,8 @@
-"""What the update tests share: the problem size, random batches and parameter comparisons."""
+"""What the update tests share: the problem size, random batches, parameter comparisons and
+the NumPy update of a small algorithm."""
 import numpy as np
+
+from numpy_reference import NumpyDDPG, NumpyOptimizer, NumpyPolicy, NumpyQ
 
 OBS_DIM, ACT_DIM, BATCH = 3, 2, 8
 #: Executor arguments that are inputs, not parameters.
@@ -28,3 +31,16 @@ def assert_params_close(arg_dict, reference_params, what):
     for name in ours:
         np.testing.assert_allclose(ours[name], reference_params[name], rtol=2e-4, atol=2e-6,
                                    err_msg="%s %s" % (what, name))
+
+
+def numpy_ddpg_of(algo, discount, lr=2e-2, tau=0.1, **options):
+    """The NumPy update (tests/numpy_reference.py) of ``algo``'s networks as they are now: a
+    Q network of 3 hidden layers joining the action at layer 2 and a policy of 2, Adam at
+    ``lr`` for both; ``options`` go to :class:`NumpyDDPG`."""
+    return NumpyDDPG(
+        q=NumpyQ(params_of(algo.qfunc.arg_dict), 3, 2),
+        q_target=NumpyQ(params_of(algo.qfunc_target.arg_dict), 3, 2),
+        pi=NumpyPolicy(params_of(algo.policy.arg_dict), 2),
+        pi_target=NumpyPolicy(params_of(algo.policy_target.arg_dict), 2),
+        q_opt=NumpyOptimizer("adam", lr), pi_opt=NumpyOptimizer("adam", lr),
+        discount=discount, tau=tau, act_dim=ACT_DIM, **options)
