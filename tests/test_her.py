@@ -85,6 +85,25 @@ def test_fetch_reach_is_made_and_flattened():
     assert "is_success" in info
 
 
+def test_a_goal_layout_flattens_goals_of_several_dimensions():
+    import gymnasium
+    space = gymnasium.spaces.Dict({
+        "observation": gymnasium.spaces.Box(-1, 1, (3,)),
+        "achieved_goal": gymnasium.spaces.Box(-2, 2, (2, 2)),
+        "desired_goal": gymnasium.spaces.Box(-2, 2, (2, 2))})
+    layout = GoalLayout(space)
+    assert (layout.obs_dim, layout.goal_dim, layout.flat_dim) == (3, 4, 7)
+    np.testing.assert_array_equal(layout.low, [-1, -1, -1, -2, -2, -2, -2])
+    observation = {"observation": np.array([0.1, 0.2, 0.3]),
+                   "achieved_goal": np.array([[5.0, 6.0], [7.0, 8.0]]),
+                   "desired_goal": np.array([[1.0, 2.0], [3.0, 4.0]])}
+    flat = layout.flatten(observation)
+    np.testing.assert_array_equal(flat, [0.1, 0.2, 0.3, 1, 2, 3, 4])
+    assert flat.shape == (7,) and flat.dtype == np.float64
+    np.testing.assert_array_equal(layout.achieved(observation), [5, 6, 7, 8])
+    np.testing.assert_array_equal(layout.desired(flat[None]), [[1, 2, 3, 4]])
+
+
 def test_a_goal_layout_refuses_goals_of_different_sizes():
     import gymnasium
     box = gymnasium.spaces.Box(-1, 1, (2,))
@@ -161,6 +180,18 @@ def test_future_goals_are_uniform_over_the_rest_of_the_episode():
     assert np.sum((counts - expected) ** 2 / expected) < CHI2_4_0999
 
 
+def test_episode_goals_are_uniform_over_the_whole_episode():
+    memory = goal_memory(strategy="episode", her_k=1e9)  # every goal relabelled
+    add_episode(memory, 0, 3)  # slots 0-2
+    add_episode(memory, 1, 5)  # slots 3-7
+    np.random.seed(3)
+    goals = memory.relabelled_goals(np.full(5000, 5, dtype=np.int64))  # episode 1's step 2
+    np.testing.assert_array_equal(goals[:, 0], 1)
+    counts = np.bincount(goals[:, 1].astype(int), minlength=5)  # steps 0-4, earlier ones too
+    expected = 5000 / 5.0
+    assert len(counts) == 5 and np.sum((counts - expected) ** 2 / expected) < CHI2_4_0999
+
+
 def test_an_overwritten_episode_keeps_its_remaining_steps_as_a_shorter_one():
     memory = goal_memory(memory_size=7)
     add_episode(memory, 0, 3)  # slots 0-2
@@ -222,6 +253,49 @@ def test_the_normaliser_clips_standardises_and_clips_as_numpy_computes():
     np.testing.assert_array_equal(copy(probe), normalizer(probe))
     with pytest.raises(ValueError, match="do not fit observations of size 4"):
         ObservationNormalizer(4).set_checkpoint_state(normalizer.get_checkpoint_state())
+
+
+def test_the_normaliser_clips_inputs_below_as_above_before_standardising():
+    data = np.random.RandomState(1).uniform(-200, 200, size=(1000, 2))
+    normalizer = ObservationNormalizer(2)
+    normalizer.update(data)
+    mean, std = data.mean(axis=0), data.std(axis=0)  # about 0 and 115
+    probe = np.array([[-1e4, 1e4], [-250.0, 250.0], [-150.0, 150.0]])
+    expected = (np.clip(probe, -200, 200) - mean) / std  # within +-5: no second clip
+    assert np.all(np.abs(expected) < 2)
+    np.testing.assert_allclose(normalizer(probe), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_the_normaliser_counts_single_observations_and_skips_empty_ones():
+    data = np.array([[1.0, -2.0], [3.0, 2.0], [8.0, 0.0]])
+    normalizer = ObservationNormalizer(2)
+    normalizer.update(np.zeros((0, 2)))  # nothing: still the identity's clipping
+    assert normalizer.count == 0
+    np.testing.assert_array_equal(normalizer(np.array([0.5, -7.0])), [0.5, -5.0])
+    for row in data:  # one at a time, as a 1-step memory stores them
+        normalizer.update(row)
+    assert normalizer.count == 3
+    np.testing.assert_allclose(normalizer.mean, [4.0, 0.0])
+    np.testing.assert_allclose(normalizer.std, np.sqrt([26.0 / 3, 8.0 / 3]))
+
+
+def test_normaliser_statistics_restore_from_plain_numbers_and_from_none():
+    # the statistics of [[1, 1], [1, 3]] as plain integers: sum [2, 4], sum of squares [2, 10]
+    normalizer = ObservationNormalizer(2)
+    normalizer.set_checkpoint_state({"count": 2, "sum": [2, 4], "sumsq": [2, 10]})
+    np.testing.assert_allclose(normalizer.mean, [1.0, 2.0])
+    np.testing.assert_allclose(normalizer.std, [0.01, 1.0])  # a variance of 0: the floor
+    normalizer.update(np.array([[0.5, 0.5]]))  # accumulates in float64
+    rows = np.array([[1.0, 1.0], [1.0, 3.0], [0.5, 0.5]])
+    np.testing.assert_allclose(normalizer.mean, rows.mean(axis=0))
+    np.testing.assert_allclose(normalizer.std, rows.std(axis=0))
+    # a state of no observations puts back the identity's statistics, one per dimension
+    normalizer.set_checkpoint_state(ObservationNormalizer(2).get_checkpoint_state())
+    assert normalizer.count == 0
+    assert normalizer.mean.shape == normalizer.std.shape == (2,)
+    np.testing.assert_array_equal(normalizer.mean, [0.0, 0.0])
+    np.testing.assert_array_equal(normalizer.std, [1.0, 1.0])
+    np.testing.assert_array_equal(normalizer(np.array([[0.5, -7.0]])), [[0.5, -5.0]])
 
 
 def test_normalised_networks_see_normalised_observations():

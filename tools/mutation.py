@@ -186,6 +186,11 @@ EQUIVALENT = {
     "ddpg.replay.sum_tree.xǁSumTreeǁ__init____mutmut_27": (
         "self.nodes = np.zeros(2 * self.capacity, dtype=None)",
         "np.zeros makes float64 arrays by default, the dtype the line names"),
+    "ddpg.obs_normalizer.xǁObservationNormalizerǁ__init____mutmut_18": (
+        "self.sum = np.zeros(self.dim, )",
+        "np.zeros makes float64 arrays by default, the dtype the line names"),
+    "ddpg.envs.goals.xǁGoalLayoutǁflatten__mutmut_18": (
+        'np.reshape(observation["desired_goal"], -2)]).astype(np.float64)', NEGATIVE_SHAPE),
 }
 
 KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # a failing test, or a timeout / crash
