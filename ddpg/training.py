@@ -124,8 +124,7 @@ class TrainingLoop(object):
         algo, state = self.algo, self.state
         if self.memory is None:
             self.memory = make_memory(algo, algo.env.observation_space.flat_dim,
-                                      algo.env.action_space.flat_dim, algo.memory_size,
-                                      algo.n_envs)
+                                      algo.env.action_space.flat_dim, algo.memory_size)
         if len(state.vector_episodes) != algo.n_envs - 1:
             state.vector_episodes = [EnvEpisode() for _ in range(algo.n_envs - 1)]
         unstarted = [index for index in range(algo.n_envs)

@@ -103,7 +103,7 @@ def build_memory(algo, arrays, path):
         raise CheckpointError("the replay memory of %s is inconsistent: size %d, top %d, "
                               "memory_size %d (this algorithm's memory_size is %d)"
                               % (path, size, top, memory_size, algo.memory_size))
-    memory = make_memory(algo, obs_dim, act_dim, memory_size, algo.n_envs)
+    memory = make_memory(algo, obs_dim, act_dim, memory_size)
     for key in expected:
         if key != "priorities" and not key.startswith("pending_"):
             getattr(memory, key)[:size] = arrays[key]

@@ -16,14 +16,14 @@ __all__ = ["HER_STRATEGIES", "HindsightReplayMem", "NStepReplayMem", "Prioritize
            "annealed_beta", "close_chain", "extend_chain", "take_complete"]
 
 
-def make_memory(algo, obs_dim, act_dim, memory_size, n_envs=1):
+def make_memory(algo, obs_dim, act_dim, memory_size):
     """The replay memory ``algo``'s settings ask for: hindsight (``her``, for the goal
-    environment ``algo.env``, ``n_envs`` pending episodes), prioritised
+    environment ``algo.env``, a pending episode per environment), prioritised
     (``prioritized_replay``), with horizons (``n_step > 1``), or the example's ReplayMem."""
     if algo.her:
         return HindsightReplayMem(obs_dim, act_dim, memory_size, algo.env.goal_layout,
                                   algo.env.compute_reward, strategy=algo.her_strategy,
-                                  her_k=algo.her_k, n_envs=n_envs,
+                                  her_k=algo.her_k, n_envs=algo.n_envs,
                                   scale_reward=algo.scale_reward)
     if algo.prioritized_replay:
         return PrioritizedReplayMem(obs_dim, act_dim, memory_size, alpha=algo.per_alpha,
