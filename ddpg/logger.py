@@ -17,9 +17,7 @@ temporary name and renames it into place (a crash never leaves a half-written sn
 accepts a callable that writes a checkpoint folder under the same names; no dependencies
 beyond numpy (snapshots of objects are plain pickles, as rllab's); TensorBoard output
 (:meth:`Logger.add_tensorboard_output`, tensorboardX imported only then) is an addition.
-
-This module holds the :class:`Logger` and the module-level functions; the outputs and helpers
-it drives are in :mod:`ddpg.logging` (text, tabular/CSV, TensorBoard, snapshots, file I/O).
+The outputs and helpers the :class:`Logger` drives are in :mod:`ddpg.logging`.
 """
 
 import contextlib
@@ -40,7 +38,8 @@ __all__ = [
     "record_tabular", "record_tabular_misc_stat", "dump_tabular", "get_tabular_keys",
     "add_text_output", "remove_text_output", "add_tabular_output", "remove_tabular_output",
     "add_tensorboard_output", "remove_tensorboard_output",
-    "has_scalar_outputs", "record_scalar", "record_text", "TENSORBOARD_INSTALL",
+    "has_scalar_outputs", "record_scalar", "record_text", "record_animation",
+    "TENSORBOARD_INSTALL",
     "set_snapshot_dir", "get_snapshot_dir", "set_snapshot_mode", "get_snapshot_mode",
     "set_snapshot_gap", "get_snapshot_gap", "save_itr_params",
     "set_log_tabular_only", "get_log_tabular_only", "reset",
@@ -65,9 +64,9 @@ def _remove_output(outputs, path):
 class Logger(object):
     """Prefixed, timestamped text logging; tabular (CSV) logging; snapshots.
 
-    All state that rllab kept in module globals lives on the instance, so
-    independent instances do not interfere (the module-level functions use
-    :func:`get_default_logger`).  Not thread-safe, like rllab's.
+    All state that rllab kept in module globals lives on the instance, so independent
+    instances do not interfere (the module-level functions use :func:`get_default_logger`).
+    Not thread-safe, like rllab's.
     """
 
     def __init__(self):
@@ -86,9 +85,8 @@ class Logger(object):
     def reset(self):
         """Return to the freshly constructed state, closing every output.
 
-        Needed when several experiments run in one process (or in tests):
-        otherwise prefixes, half-recorded rows and open files would leak from
-        one run into the next.
+        Needed when several experiments run in one process (or in tests): otherwise
+        prefixes, half-recorded rows and open files would leak from one run into the next.
         """
         for outputs in (self._text_outputs, self._tabular_outputs, self._tensorboard_outputs):
             for out in outputs.values():
@@ -100,10 +98,9 @@ class Logger(object):
     def log(self, s, with_prefix=True, with_timestamp=True, color=None):
         """Print ``s`` and append it to every text output.
 
-        The line reads ``"<date> <time>.<us> <TZ> | <prefixes><s>"`` as in
-        rllab.  ``color`` (an rllab colour name) only colours the terminal;
-        files get plain text.  Nothing is written while ``log_tabular_only``
-        is set.
+        The line reads ``"<date> <time>.<us> <TZ> | <prefixes><s>"`` as in rllab.  ``color``
+        (an rllab colour name) only colours the terminal; files get plain text.  Nothing is
+        written while ``log_tabular_only`` is set.
         """
         if self._log_tabular_only:
             return
@@ -185,10 +182,10 @@ class Logger(object):
     def dump_tabular(self, with_prefix=True, with_timestamp=True):
         """Print the recorded values as a table, write a CSV row, and clear them.
 
-        Each table line goes through :meth:`log` (so it carries the prefix
-        and timestamp unless disabled, and reaches the text outputs).  With
-        ``log_tabular_only`` set, the bare table is printed to stdout only, as
-        rllab does.  Nothing recorded means nothing printed and no CSV row.
+        Each table line goes through :meth:`log` (so it carries the prefix and timestamp
+        unless disabled, and reaches the text outputs).  With ``log_tabular_only`` set, the
+        bare table is printed to stdout only, as rllab does.  Nothing recorded means nothing
+        printed and no CSV row.
         """
         if not self._tabular:
             return
@@ -199,8 +196,7 @@ class Logger(object):
             sys.stdout.flush()
         else:
             for line in lines:
-                self.log(line, with_prefix=with_prefix,
-                         with_timestamp=with_timestamp)
+                self.log(line, with_prefix=with_prefix, with_timestamp=with_timestamp)
         row = csv_cells(self._tabular)
         for out in self._tabular_outputs.values():
             out.write_row(row)
@@ -279,6 +275,12 @@ class Logger(object):
         for out in self._tensorboard_outputs.values():
             out.write_text(tag, str(text), step)
 
+    def record_animation(self, tag, frames, fps, step):
+        """Write ``frames`` (H x W x 3 uint8 arrays) to the TensorBoard outputs as an animated
+        GIF, which TensorBoard's images tab plays (its video summaries need moviepy)."""
+        for out in self._tensorboard_outputs.values():
+            out.write_animation(tag, frames, fps, step)
+
     def set_log_tabular_only(self, log_tabular_only):
         """When true, :meth:`log` is silent and tables print without prefixes."""
         self._log_tabular_only = bool(log_tabular_only)
@@ -291,8 +293,7 @@ class Logger(object):
     def set_snapshot_dir(self, dir_name):
         """Folder for :meth:`save_itr_params`; ``None`` disables snapshots.
 
-        The folder is created on the first save, not here, so configuring a
-        logger has no side effects on disk.
+        The folder is created on the first save, not here: configuring has no effect on disk.
         """
         self._snapshot_dir = None if dir_name is None else str(dir_name)
 
@@ -302,8 +303,8 @@ class Logger(object):
     def set_snapshot_mode(self, mode):
         """One of ``'all'``, ``'last'``, ``'gap'``, ``'none'``.
 
-        Anything else raises ``ValueError`` at once; rllab only failed (with
-        ``NotImplementedError``) at the first save, possibly hours later.
+        Anything else raises ``ValueError`` at once; rllab only failed (``NotImplementedError``)
+        at the first save, possibly hours later.
         """
         self._snapshot_mode = check_snapshot_mode(mode)
 
@@ -386,6 +387,7 @@ remove_tensorboard_output = _default_logger.remove_tensorboard_output
 has_scalar_outputs = _default_logger.has_scalar_outputs
 record_scalar = _default_logger.record_scalar
 record_text = _default_logger.record_text
+record_animation = _default_logger.record_animation
 set_snapshot_dir = _default_logger.set_snapshot_dir
 get_snapshot_dir = _default_logger.get_snapshot_dir
 set_snapshot_mode = _default_logger.set_snapshot_mode

@@ -649,15 +649,6 @@ def test_evaluate_reports_returns(script_runs):
         assert word in line
 
 
-def test_evaluate_render_needs_frames(script_runs):
-    _, split, _ = script_runs
-    result = subprocess.run([sys.executable, EVALUATE, os.path.join(split, "params"),
-                             "--episodes", "1", "--render", "out.gif"], capture_output=True,
-                            text=True, timeout=120)
-    assert result.returncode != 0
-    assert "does not render rgb_array frames" in result.stderr
-
-
 def test_evaluate_writes_a_gif(tmp_path):
     pytest.importorskip("PIL")
     sys.path.insert(0, os.path.join(REPO, "examples"))

@@ -17,7 +17,7 @@ CORE_MODULES = ["__init__", "version", "executors", "batch_inputs", "training",
                 "evaluation", "hyperparams", "faults", "options", "plain_data"]
 COMMANDS = ["plot", "export", "__main__"]  # python -m ddpg.plot / ddpg.export / ddpg
 SUBPACKAGES = ["backend", "checkpoint", "distributed", "envs", "experiment", "logging",
-               "replay"]
+               "rendering", "replay"]
 
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
@@ -74,9 +74,11 @@ def _layer(dotted):
 @pytest.mark.parametrize("layer, allowed", [
     # MXNet plumbing: nothing of DDPG above it
     ("backend", {"backend", "errors"}),
-    # the logger's outputs and the environments: only what they store
-    ("logging", {"logging", "errors"}),
-    ("envs", {"envs", "errors", "plain_data"}),
+    # pictures of episodes and video files: nothing of DDPG
+    ("rendering", {"rendering"}),
+    # the logger's outputs and the environments: only what they store (and draw)
+    ("logging", {"logging", "errors", "rendering"}),
+    ("envs", {"envs", "errors", "plain_data", "rendering"}),
     # replay memories: numpy storage around the example's ReplayMem
     ("replay", {"replay", "replay_mem", "errors"}),
 ])

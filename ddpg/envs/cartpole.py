@@ -19,6 +19,7 @@ after a reset the joint solver corrects them, which changes the returns noticeab
 import numpy as np
 
 from ddpg.plain_data import require_keys
+from ddpg.rendering.cartpole import draw_cartpole
 
 from .base import Env, Step
 from .spaces import Box
@@ -32,6 +33,9 @@ class CartpoleEnv(Env):
     that ends the episode (``|x| > 2.4`` or ``|theta| > 0.2``).  There is no time limit: callers
     bound episodes themselves (the original used ``max_path_length=100``, so returns reach ~1000),
     hence ``horizon`` is None and ``TimeLimit.truncated`` is never set.
+
+    ``render_mode="rgb_array"`` makes :meth:`render` return a picture of the cart and pole
+    (:func:`ddpg.rendering.draw_cartpole`) for videos; by default it prints the state.
 
     Randomness comes from ``self.np_random`` once ``seed()`` has been called; before that, resets
     draw from the global ``np.random``, so ``np.random.seed(s)`` alone also makes runs
@@ -53,8 +57,17 @@ class CartpoleEnv(Env):
     # descriptive (this space cannot meaningfully be sampled), finite for code that expects it.
     OBS_BOUND = 1e6
 
-    def __init__(self, reset_quirk=True):
+    #: What :meth:`render` can give (None prints the state).
+    RENDER_MODES = (None, "rgb_array")
+    #: gymnasium's description of the rendering: one frame per 0.05 s step plays in real time
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
+
+    def __init__(self, reset_quirk=True, render_mode=None):
+        if render_mode not in self.RENDER_MODES:
+            raise ValueError("the cart-pole's render_mode is None or 'rgb_array', not %r"
+                             % (render_mode,))
         self.reset_quirk = reset_quirk
+        self.render_mode = render_mode
         self.np_random = np.random.RandomState()
         self._seeded = False
         self.state = None
@@ -179,7 +192,12 @@ class CartpoleEnv(Env):
         return Step(self.state.copy(), float(reward), done, {})
 
     def render(self):
-        """Print (and return) a one-line text view: there is no Box2D viewer to draw into."""
+        """With ``render_mode="rgb_array"`` an ``(240, 480, 3)`` uint8 picture of the state;
+        else print (and return) a one-line text view (there is no Box2D viewer to draw into)."""
+        if self.state is None:
+            raise RuntimeError("call reset() before render()")
+        if self.render_mode == "rgb_array":
+            return draw_cartpole(self.state)
         line = "x=%+.3f x_dot=%+.3f theta=%+.4f theta_dot=%+.3f" % tuple(self.state)
         print(line)
         return line

@@ -23,6 +23,7 @@ from ddpg.experiment.script import UsageError
 from ddpg.hyperparams import CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
+from ddpg.rendering import choose_mujoco_gl
 from ddpg.strategies import GaussianStrategy, OUStrategy
 from ddpg.td3 import TD3
 
@@ -36,10 +37,13 @@ ALGORITHMS = {"ddpg": DDPG, "td3": TD3}
 def make_env(args, render_mode=None):
     """The training environment, normalised to [-1, 1] actions as run.py does.
 
-    ``render_mode`` is passed to gymnasium (ddpg-evaluate asks for "rgb_array").
+    ``render_mode`` is passed to the environment (videos ask for "rgb_array"); MuJoCo's
+    rendering backend is chosen then (:func:`ddpg.rendering.choose_mujoco_gl`).
     """
+    if render_mode:
+        choose_mujoco_gl()
     if args.env.lower() == "cartpole":
-        inner = CartpoleEnv(reset_quirk=not args.no_reset_quirk)
+        inner = CartpoleEnv(reset_quirk=not args.no_reset_quirk, render_mode=render_mode)
         default_horizon = CARTPOLE_MAX_PATH_LENGTH
     else:
         inner = GymEnv(args.env, **({"render_mode": render_mode} if render_mode else {}))

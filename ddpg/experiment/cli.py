@@ -30,7 +30,7 @@ __all__ = ["RESUME_FLAGS", "INVOCATION_FLAGS", "RaisingArgumentParser", "split_r
 #: (:mod:`ddpg.experiment.resume` refuses the others).
 RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "no_log_dir", "overwrite", "snapshot_mode",
                 "snapshot_gap", "ctx", "no_progress_bar", "tensorboard", "tensorboard_every",
-                "debug", "trust_pickle", "ray_address")
+                "video_every", "debug", "trust_pickle", "ray_address")
 #: Flags about one invocation, not the run: not saved in checkpoints.
 INVOCATION_FLAGS = ("resume", "trust_pickle", "debug", "overwrite")
 
@@ -221,6 +221,11 @@ def _add_logging_flags(logs):
                       help="also write TensorBoard event files into the run folder (needs "
                            "pip install \"mxnet-ddpg[tensorboard]\")")
     add_hyperparameter(logs, "loss_log_interval")
+    logs.add_argument("--video-every", type=int, default=0, metavar="N",
+                      help="after every N-th epoch, record one deterministic episode into "
+                           "videos/epoch_EPOCH.mp4 in the run folder, and into TensorBoard "
+                           'with --tensorboard (needs pip install "mxnet-ddpg[video]"); '
+                           "0: no videos")
 
 
 def explicit_flags(argv, parser_class=argparse.ArgumentParser):

@@ -1,6 +1,7 @@
 """``ddpg-evaluate`` (``examples/evaluate.py``): a saved policy's deterministic episodes.
 
     ddpg-evaluate runs/pendulum/params --episodes 10
+    ddpg-evaluate runs/pendulum/params --episodes 3 --video pendulum.mp4
     ddpg-evaluate runs/pendulum/params --episodes 1 --render pendulum.gif
 
 Only the policy is loaded (``policy.params``; the replay memory and optimiser state are not
@@ -12,6 +13,10 @@ saved by an older ddpg). A normalised environment also gets the
 training run's observation/reward statistics, so normalised observations mean what they
 meant in training. Only data is read; a checkpoint of the older, pickled format needs
 ``--trust-pickle`` (see docs/checkpoints.md).
+
+``--video OUT.mp4`` (or ``.gif``) records every episode from the environment's own
+``rgb_array`` frames (the cart-pole draws its own: :mod:`ddpg.rendering.cartpole`); recording
+changes no return. ``--render OUT.gif`` writes the first episode only, as before ``--video``.
 
 ``--onnx FILE`` acts with a policy exported by ``ddpg-export`` instead, run by onnxruntime
 on the raw environment (the model normalises observations and rescales actions itself); the
@@ -41,9 +46,12 @@ from ddpg.experiment.script import (HelpFormatter, UsageError, add_debug_flag,
                                     add_trust_pickle_flag, run_script)
 from ddpg.obs_normalizer import ObservationNormalizer
 from ddpg.policies import DeterministicMLPPolicy
+from ddpg.rendering import (RENDER_INSTALL, VideoError, frame_rate, gif_bytes,
+                            scale_frames, video_problem, write_video)
 
 __all__ = ["build_parser", "run_arguments", "load_policy", "OnnxPolicy", "RenderError",
-           "render_frame", "run_episode", "run_episodes", "write_gif", "main", "entry",
+           "render_frame", "run_episode", "run_episodes", "record_episodes", "write_gif",
+           "main", "entry",
            "ONNXRUNTIME_INSTALL"]
 
 #: How to get onnxruntime for --onnx.
@@ -61,7 +69,14 @@ def build_parser():
     parser.add_argument("--render", default=None, metavar="OUT.gif",
                         help="write the first episode as an animated GIF (needs a gymnasium "
                              "environment that renders rgb_array frames, and Pillow)")
-    parser.add_argument("--fps", type=int, default=30, help="frames per second of the GIF")
+    parser.add_argument("--video", default=None, metavar="OUT.mp4",
+                        help="record every episode into this video (.mp4 or .gif; needs "
+                             'pip install "mxnet-ddpg[video]")')
+    parser.add_argument("--video-width", type=int, default=None, metavar="PIXELS",
+                        help="scale --video's frames to this width (default: as rendered)")
+    parser.add_argument("--fps", type=int, default=None,
+                        help="frames per second of --video and --render; default: the "
+                             "environment's (real time), else 30")
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the evaluation environment; default: the run's seed + 1 "
                              "(the seed of its evaluation environment)")
@@ -156,8 +171,9 @@ def render_frame(env):
     try:
         frame = env.render()
     except Exception as error:  # pylint: disable=broad-except
-        raise RenderError("the environment could not render a frame (%s: %s)"
-                           % (type(error).__name__, error)) from error
+        hint = ("; " + RENDER_INSTALL) if _opengl_failure(error) else ""
+        raise RenderError("the environment could not render a frame (%s: %s)%s"
+                           % (type(error).__name__, error, hint)) from error
     shape = np.shape(frame) if isinstance(frame, np.ndarray) else None
     if shape is None or len(shape) != 3 or shape[-1] not in (3, 4):
         raise RenderError(
@@ -187,36 +203,54 @@ def run_episode(env, policy, max_path_length, frames=None, reward_scale=1.0):
     return total, length
 
 
-def run_episodes(env, policy, max_path_length, episodes, render, reward_scale=1.0):
-    """Returns, lengths and (when ``render``) the first episode's frames."""
-    returns, lengths, frames = [], [], ([] if render else None)
+def _opengl_failure(error):
+    """Whether a rendering error is MuJoCo finding no OpenGL backend (its messages name
+    OpenGL, EGL, OSMesa or GLFW)."""
+    text = "%s %s" % (type(error).__name__, error)
+    return any(word in text for word in ("GL", "OSMesa", "osmesa", "egl", "glfw"))
+
+
+def record_episodes(env, policy, max_path_length, episodes, record=None, reward_scale=1.0):
+    """Returns, lengths and frames of ``episodes`` deterministic episodes: ``record`` is
+    None (no frames), ``"first"`` (the first episode's) or ``"all"``; the frames are one
+    list per recorded episode."""
+    returns, lengths, frames = [], [], []
     for episode in range(episodes):
-        total, length = run_episode(env, policy, max_path_length,
-                                    frames if episode == 0 else None, reward_scale)
+        recording = record == "all" or (record == "first" and episode == 0)
+        episode_frames = [] if recording else None
+        total, length = run_episode(env, policy, max_path_length, episode_frames,
+                                    reward_scale)
         returns.append(total)
         lengths.append(length)
+        if recording:
+            frames.append(episode_frames)
     return returns, lengths, frames
+
+
+def run_episodes(env, policy, max_path_length, episodes, render, reward_scale=1.0):
+    """Returns, lengths and (when ``render``) the first episode's frames."""
+    returns, lengths, frames = record_episodes(env, policy, max_path_length, episodes,
+                                               "first" if render else None, reward_scale)
+    return returns, lengths, (frames[0] if render else None)
 
 
 def write_gif(frames, path, fps):
     """Write ``frames`` (H x W x 3 uint8 arrays) as a looping GIF with Pillow, or imageio."""
-    images = [np.asarray(frame, dtype=np.uint8) for frame in frames]
-    duration_ms = max(1, int(round(1000.0 / fps)))
     try:
-        from PIL import Image
+        data = gif_bytes(frames, fps)
     except ImportError:
-        Image = None
-    if Image is not None:
-        pictures = [Image.fromarray(image) for image in images]
-        pictures[0].save(path, save_all=True, append_images=pictures[1:],
-                         duration=duration_ms, loop=0)
+        data = None
+    if data is not None:
+        with open(path, "wb") as handle:
+            handle.write(data)
         return path
     try:
         import imageio
     except ImportError:
         raise RenderError("writing a GIF needs Pillow or imageio; install one of them "
                            "(pip install pillow)")
-    imageio.mimsave(path, images, duration=duration_ms / 1000.0, loop=0)
+    images = [np.asarray(frame, dtype=np.uint8) for frame in frames]
+    imageio.mimsave(path, images, duration=1.0 / fps, loop=0)
     return path
 
 
@@ -226,15 +260,20 @@ def main(argv=None):
         build_parser().error("--episodes must be at least 1")
     if options.max_path_length is not None and options.max_path_length < 1:
         build_parser().error("--max-path-length must be at least 1")
-    if options.fps < 1:
+    if options.fps is not None and options.fps < 1:
         build_parser().error("--fps must be at least 1")
+    if options.video_width is not None and options.video_width < 2:
+        build_parser().error("--video-width must be at least 2 pixels")
+    problem = options.video and video_problem(options.video)
+    if problem:
+        raise UsageError("--video %s" % problem)
     try:
         reader = CheckpointReader(options.checkpoint, trust_pickle=options.trust_pickle)
     except CheckpointError as error:
         raise UsageError("checkpoint %s: %s" % (options.checkpoint, error)) from error
     args = run_arguments(reader.manifest, options.env)
     env, max_path_length = build_env(
-        args, render_mode="rgb_array" if options.render else None)
+        args, render_mode="rgb_array" if options.render or options.video else None)
     max_path_length = options.max_path_length or max_path_length
     if options.env is None:
         try:
@@ -260,11 +299,13 @@ def main(argv=None):
     np.random.seed(seed)
     seed_env(env, seed)
 
+    flag = "--video %s" % options.video if options.video else "--render %s" % options.render
     try:
-        returns, lengths, frames = run_episodes(acting_env, policy, max_path_length,
-                                                options.episodes, options.render, reward_scale)
+        returns, lengths, frames = record_episodes(
+            acting_env, policy, max_path_length, options.episodes,
+            "all" if options.video else "first" if options.render else None, reward_scale)
     except RenderError as error:
-        raise UsageError("--render %s: %s" % (options.render, error)) from error
+        raise UsageError("%s: %s" % (flag, error)) from error
     stats = {"episodes": len(returns), "mean": float(np.mean(returns)),
              "std": float(np.std(returns)), "min": float(np.min(returns)),
              "max": float(np.max(returns)), "mean_length": float(np.mean(lengths))}
@@ -277,13 +318,25 @@ def main(argv=None):
           "mean length %.1f" % (options.checkpoint, reader.manifest["progress"]["epoch"],
                                 stats["episodes"], stats["mean"], stats["std"],
                                 stats["min"], stats["max"], stats["mean_length"]))
+    _write_recordings(options, frames, options.fps or frame_rate(env))
+    return stats
+
+
+def _write_recordings(options, frames, fps):
+    """--video (every episode's frames) and --render (the first episode's)."""
+    if options.video:
+        video = [frame for episode in frames for frame in episode]
+        try:
+            write_video(scale_frames(video, options.video_width), options.video, fps)
+        except VideoError as error:
+            raise UsageError("--video %s: %s" % (options.video, error)) from error
+        print("wrote %d frames to %s" % (len(video), options.video))
     if options.render:
         try:
-            write_gif(frames, options.render, options.fps)
+            write_gif(frames[0], options.render, fps)
         except RenderError as error:
             raise UsageError("--render %s: %s" % (options.render, error)) from error
-        print("wrote %d frames to %s" % (len(frames), options.render))
-    return stats
+        print("wrote %d frames to %s" % (len(frames[0]), options.render))
 
 
 def entry():

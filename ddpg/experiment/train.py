@@ -15,6 +15,9 @@ checkpoint); ``--tensorboard`` also writes TensorBoard event files there
 
     ddpg-train --resume runs/cartpole/params --n-epochs 40
 
+``--video-every N`` records one deterministic episode after every N-th epoch into
+``videos/epoch_N.mp4`` (:mod:`ddpg.experiment.epoch_videos`).
+
 Checkpoints hold no pickle and resuming reads data only; a checkpoint of the older, pickled
 format opens only with ``--trust-pickle`` (see docs/checkpoints.md).
 """
@@ -22,6 +25,7 @@ import os
 
 from ddpg import logger
 from ddpg.experiment.build import prepare_run
+from ddpg.experiment.epoch_videos import chain_callbacks, epoch_videos
 from ddpg.experiment.resume import continue_progress
 from ddpg.experiment.run_folder import (INTERRUPTED, checkpoint_epoch, claim_run_folder,
                                         newest_checkpoint)
@@ -42,9 +46,10 @@ def main(argv=None):
     # everything is parsed, built and checked (and a --resume checkpoint restored) before
     # the run folder is touched: a run that fails before training leaves nothing behind
     args, env, max_path_length, algo = prepare_run(argv)
+    videos = epoch_videos(args, seed=int(args.seed) + algo.n_envs)
     if not args.log_dir:
         logger.log("--no-log-dir: this run saves nothing (no progress.csv, no checkpoints)")
-        return _train(args, algo, max_path_length, None)
+        return _train(args, algo, max_path_length, None, None)
     with claim_run_folder(args, resumed_from=args.resume) as folder:
         if args.resume:
             # rows written after the checkpoint (a run killed before its next save) go, now
@@ -52,10 +57,10 @@ def main(argv=None):
             continue_progress(args.log_dir, algo.epoch)
         setup_logging(args.log_dir, args)
         logger.log("Run folder: %s" % os.path.abspath(args.log_dir))
-        return _train(args, algo, max_path_length, folder)
+        return _train(args, algo, max_path_length, folder, videos)
 
 
-def _train(args, algo, max_path_length, folder):
+def _train(args, algo, max_path_length, folder, videos):
     if args.resume:
         logger.log("Resumed from %s at epoch %d; training to epoch %d"
                    % (args.resume, algo.epoch, algo.n_epochs))
@@ -67,7 +72,8 @@ def _train(args, algo, max_path_length, folder):
         logger.set_snapshot_mode(args.snapshot_mode)
         logger.set_snapshot_gap(args.snapshot_gap)
     try:
-        algo.train(epoch_callback=None if folder is None else folder.after_epoch)
+        algo.train(epoch_callback=chain_callbacks(folder and folder.after_epoch,
+                                                  videos and videos.after_epoch))
     except KeyboardInterrupt:
         raise _interruption(args, algo) from None
     except OSError as error:

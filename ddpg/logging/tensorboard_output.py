@@ -88,5 +88,18 @@ class TensorBoardOutput(object):
         self.writer.add_text(tag, text, int(step))
         self.writer.flush()
 
+    def write_animation(self, tag, frames, fps, step):
+        """``frames`` as one animated GIF image (tensorboardX's own video summary needs
+        moviepy; a GIF in an image summary is what it writes with it)."""
+        from tensorboardX.summary import Summary
+        from ddpg.rendering.video import gif_bytes, rgb_frames
+        images = rgb_frames(frames)
+        height, width = images[0].shape[:2]
+        image = Summary.Image(height=height, width=width, colorspace=3,
+                              encoded_image_string=gif_bytes(images, fps))
+        self.writer.file_writer.add_summary(
+            Summary(value=[Summary.Value(tag=tag, image=image)]), int(step))
+        self.writer.flush()
+
     def close(self):
         self.writer.close()

@@ -1,0 +1,326 @@
+"""Videos of episodes: the cart-pole's picture, writing MP4 and GIF files, ``ddpg-evaluate
+--video`` and ``ddpg-train --video-every``, MuJoCo's rendering backend."""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ddpg.envs import CartpoleEnv, GymEnv, normalize
+from ddpg.experiment import epoch_videos, evaluate
+from ddpg.experiment.script import UsageError
+from ddpg.rendering import (RENDER_INSTALL, VIDEO_INSTALL, VideoError, backend,
+                            choose_mujoco_gl, draw_cartpole, frame_rate, gif_bytes,
+                            scale_frames, video_problem, write_video)
+
+imageio = pytest.importorskip("imageio")
+pytest.importorskip("imageio_ffmpeg")
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(TESTS)
+SCRIPT = os.path.join(REPO, "examples", "run_ddpg.py")
+EVALUATE = os.path.join(REPO, "examples", "evaluate.py")
+SMALL_RUN = ["--epoch-length", "60", "--memory-start-size", "30", "--eval-samples", "20",
+             "--batch-size", "16", "--ctx", "cpu", "--seed", "3", "--no-progress-bar",
+             "--policy-hidden-sizes", "8", "--qfunc-hidden-sizes", "8", "8"]
+
+
+def run(args, timeout=300, check=True):
+    result = subprocess.run([sys.executable] + args, capture_output=True, text=True,
+                            timeout=timeout, cwd=TESTS)
+    if check:
+        assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def read_frames(path):
+    return [np.asarray(frame) for frame in imageio.v2.mimread(path, memtest=False)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the cart-pole's picture
+
+
+def pixel(world_x, world_y, width=480, height=240):
+    """(row, column) of a point of the world in a picture of the 6 x 3 m view
+    x in [-3, 3], y in [-0.6, 2.4] (computed here from the view alone)."""
+    return (int((2.4 - world_y) / 3.0 * height), int((world_x + 3.0) / 6.0 * width))
+
+
+def colour_at(image, world_x, world_y):
+    return tuple(int(v) for v in image[pixel(world_x, world_y)])
+
+
+@pytest.mark.parametrize("x, theta", [(0.0, 0.0), (1.0, 0.15), (-1.5, -0.3), (0.4, 1.2)])
+def test_cartpole_picture_draws_cart_and_pole_where_the_state_puts_them(x, theta):
+    image = draw_cartpole([x, 5.0, theta, -3.0])
+    assert image.shape == (240, 480, 3) and image.dtype == np.uint8
+    cart_height = 3.0 / np.sqrt(12.0)
+    white, grey, red = (255, 255, 255), (128, 128, 128), (220, 30, 30)
+    assert colour_at(image, x, cart_height / 2) == (77, 128, 204)  # the cart's middle
+    # the pole, 0.1 m wide, from the top of the cart; positive theta leans it toward -x
+    for along in (0.3, 0.6, 0.95):
+        point = (x - along * np.sin(theta), cart_height + along * np.cos(theta))
+        assert colour_at(image, *point) == (204, 128, 51), along
+    # beside the pole, on both sides (0.15 m from its axis, half way up): background
+    for side in (-1, 1):
+        point = (x - 0.5 * np.sin(theta) + side * 0.15 * np.cos(theta),
+                 cart_height + 0.5 * np.cos(theta) + side * 0.15 * np.sin(theta))
+        assert colour_at(image, *point) == white
+    # the cart's width: 4 / sqrt(12) m = 1.155 m
+    assert colour_at(image, x + 0.55, 0.2) != white and colour_at(image, x + 0.62, 0.2) == white
+    assert colour_at(image, 2.6, -0.1) == grey  # the track
+    for limit in (-2.4, 2.4):
+        if abs(limit - x) > 0.7:
+            assert colour_at(image, limit, 0.3) == red
+
+
+def test_cartpole_picture_follows_the_episode():
+    env = CartpoleEnv(render_mode="rgb_array")
+    env.seed(0)
+    env.reset()
+    first = env.render()
+    for _ in range(5):
+        env.step([10.0])
+    moved = env.render()
+    assert first.shape == moved.shape == (240, 480, 3)
+    assert not np.array_equal(first, moved)
+    assert np.array_equal(moved, draw_cartpole(env.state))
+
+
+def test_cartpole_render_modes():
+    env = CartpoleEnv()
+    with pytest.raises(RuntimeError, match="reset"):
+        env.render()
+    env.reset()
+    assert env.render().startswith("x=")  # the text view, as before
+    with pytest.raises(ValueError, match="rgb_array"):
+        CartpoleEnv(render_mode="human")
+    assert frame_rate(normalize(CartpoleEnv())) == 20
+
+
+# ---------------------------------------------------------------------------------------------
+# writing videos
+
+
+def coloured_frames(n, height=24, width=32):
+    return [np.full((height, width, 3), (40 * i % 256, 255 - 30 * i, 100), dtype=np.uint8)
+            for i in range(n)]
+
+
+def test_mp4_is_read_back_with_its_frames(tmp_path):
+    frames = coloured_frames(7)
+    path = write_video(frames, str(tmp_path / "a.mp4"), fps=10)
+    back = read_frames(path)
+    assert len(back) == 7 and back[0].shape == (24, 32, 3)
+    for written, read in zip(frames, back):  # lossy, but the colours survive
+        assert np.abs(read.astype(int) - written.astype(int)).mean() < 12
+    assert imageio.v2.get_reader(path).get_meta_data()["fps"] == 10
+
+
+def test_odd_sizes_are_padded_for_mp4_only(tmp_path):
+    frames = coloured_frames(3, height=25, width=31)
+    assert read_frames(write_video(frames, str(tmp_path / "a.mp4"), 5))[0].shape == (26, 32, 3)
+    gif = read_frames(write_video(frames, str(tmp_path / "a.gif"), 5))
+    assert len(gif) == 3 and gif[0].shape[:2] == (25, 31)
+    assert np.array_equal(gif[1][..., :3], frames[1])  # a GIF of few colours is exact
+
+
+def test_video_errors(tmp_path, monkeypatch):
+    assert video_problem("a.mp4") is None and video_problem("b.GIF") is None
+    assert ".gif or .mp4" in video_problem("a.avi")
+    with pytest.raises(VideoError, match="no frames"):
+        write_video([], str(tmp_path / "a.mp4"), 10)
+    with pytest.raises(VideoError, match="differ in size"):
+        write_video(coloured_frames(1) + coloured_frames(1, 8, 8), str(tmp_path / "b.gif"), 10)
+    with pytest.raises(VideoError, match="H x W x 3"):
+        write_video([np.zeros((4, 4))], str(tmp_path / "c.gif"), 10)
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # as if not installed
+    assert video_problem("a.mp4") == ("writing .mp4 files needs imageio_ffmpeg, which is not "
+                                      "installed: " + VIDEO_INSTALL)
+    assert video_problem("a.gif") is None
+
+
+def test_gif_bytes_and_scaling():
+    frames = [np.zeros((240, 480, 3), np.uint8), np.full((240, 480, 4), 255, np.uint8)]
+    assert gif_bytes(frames, 20)[:6] == b"GIF89a"
+    scaled = scale_frames(frames, 120)
+    assert [frame.shape for frame in scaled] == [(60, 120, 3), (60, 120, 3)]
+    assert scaled[1].min() == 255 and scaled[0].max() == 0
+    assert scale_frames(frames, None) == frames
+
+
+# ---------------------------------------------------------------------------------------------
+# MuJoCo's backend
+
+
+def test_backend_choice_keeps_the_users_and_prefers_a_gpu():
+    assert choose_mujoco_gl({"MUJOCO_GL": "glfw"}) == "glfw"
+    environ = {}
+    assert choose_mujoco_gl(environ, gpu=True) == "egl"
+    assert environ == {"MUJOCO_GL": "egl", "PYOPENGL_PLATFORM": "egl",
+                       "SDL_VIDEODRIVER": "dummy"}
+    environ = {"DISPLAY": ":0"}
+    assert choose_mujoco_gl(environ, gpu=False) == "osmesa"
+    assert environ == {"DISPLAY": ":0", "MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa"}
+    # a driver counts when its device file and its EGL library are both there
+    assert backend.gpu_driver_present(lambda name: "libEGL_nvidia.so.0",
+                                      lambda path: path == "/dev/nvidia0")
+    assert not backend.gpu_driver_present(lambda name: None, lambda path: True)
+    assert not backend.gpu_driver_present(lambda name: "libEGL_nvidia.so.0",
+                                          lambda path: False)
+
+
+class NoOpenGL(object):
+    def render(self):
+        raise ImportError("('Unable to load OpenGL library', 'OSMesa: cannot open shared "
+                          "object file')")
+
+
+def test_a_rendering_failure_says_what_to_install():
+    with pytest.raises(evaluate.RenderError) as error:
+        evaluate.render_frame(NoOpenGL())
+    assert str(error.value).endswith(RENDER_INSTALL)
+    env = CartpoleEnv()  # renders text, not frames
+    env.reset()
+    with pytest.raises(evaluate.RenderError, match="does not render rgb_array frames"):
+        evaluate.render_frame(env)
+
+
+def mujoco_rendering_problem():
+    """Why MuJoCo cannot render here (then the test says so when it skips), or None."""
+    code = ("from ddpg.rendering import choose_mujoco_gl; choose_mujoco_gl(); "
+            "from ddpg.envs import GymEnv; env = GymEnv('HalfCheetah-v5', "
+            "render_mode='rgb_array', width=64, height=48); env.reset(); env.render()")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300)
+    if result.returncode:
+        return (result.stderr.strip().splitlines() or ["no output"])[-1]
+    return None
+
+
+def test_mujoco_episode_video(tmp_path):
+    pytest.importorskip("mujoco")
+    problem = mujoco_rendering_problem()
+    if problem:
+        pytest.skip("MuJoCo cannot render on this machine (%s): %s" % (problem, RENDER_INSTALL))
+    folder = str(tmp_path / "hc")
+    run([SCRIPT, "--env", "HalfCheetah-v5", "--n-epochs", "1", "--max-path-length", "12",
+         "--log-dir", folder, "--video-every", "1"] + SMALL_RUN)
+    back = read_frames(os.path.join(folder, "videos", "epoch_0.mp4"))
+    assert len(back) == 13 and back[0].shape == (480, 480, 3)
+    assert back[0].std() > 10  # a picture, not a blank frame
+    out = str(tmp_path / "hc.gif")
+    run([EVALUATE, os.path.join(folder, "params"), "--episodes", "1", "--video", out,
+         "--video-width", "96", "--max-path-length", "5"])
+    assert [frame.shape[:2] for frame in read_frames(out)] == [(96, 96)] * 6
+
+
+# ---------------------------------------------------------------------------------------------
+# ddpg-evaluate --video
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    """One-epoch runs on the cart-pole and on Pendulum-v1."""
+    folder = tmp_path_factory.mktemp("videos")
+    runs = {}
+    for env in ("cartpole", "Pendulum-v1"):
+        runs[env] = str(folder / env)
+        run([SCRIPT, "--env", env, "--n-epochs", "1", "--max-path-length", "15",
+             "--log-dir", runs[env]] + SMALL_RUN)
+    return runs
+
+
+@pytest.mark.parametrize("env, extension, size", [("Pendulum-v1", ".mp4", (500, 500)),
+                                                  ("cartpole", ".gif", (240, 480))])
+def test_evaluate_video_records_every_episode_and_changes_no_return(checkpoints, tmp_path,
+                                                                    env, extension, size):
+    params = os.path.join(checkpoints[env], "params")
+    common = [EVALUATE, params, "--episodes", "3", "--max-path-length", "6"]
+    video = str(tmp_path / ("episodes" + extension))
+    with_video = run(common + ["--video", video, "--json", str(tmp_path / "a.json")])
+    run(common + ["--json", str(tmp_path / "b.json")])
+    frames = read_frames(video)
+    with open(str(tmp_path / "a.json")) as a, open(str(tmp_path / "b.json")) as b:
+        recorded, plain = json.load(a), json.load(b)
+    lengths = recorded["mean_length"] * 3
+    assert len(frames) == lengths + 3  # each episode: its first observation and every step
+    assert frames[0].shape[:2] == size
+    assert recorded["returns"] == plain["returns"]
+    assert "wrote %d frames to %s" % (len(frames), video) in with_video.stdout
+
+
+def test_evaluate_video_errors_name_the_flag(checkpoints, tmp_path):
+    params = os.path.join(checkpoints["cartpole"], "params")
+    result = run([EVALUATE, params, "--video", str(tmp_path / "a.webm")], check=False)
+    assert result.returncode == 2 and "--video" in result.stderr and ".mp4" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not os.path.exists(str(tmp_path / "a.webm"))
+
+
+# ---------------------------------------------------------------------------------------------
+# ddpg-train --video-every
+
+
+def rows_without_time(path):
+    with open(path) as handle:
+        return [{key: value for key, value in row.items() if key != "Time"}
+                for row in csv.DictReader(handle)]
+
+
+def test_train_video_every_records_episodes_and_trains_the_same(tmp_path):
+    pytest.importorskip("tensorboardX")
+    event_accumulator = pytest.importorskip(
+        "tensorboard.backend.event_processing.event_accumulator")
+    with_videos, plain = str(tmp_path / "videos"), str(tmp_path / "plain")
+    common = [SCRIPT, "--n-epochs", "4", "--max-path-length", "30"] + SMALL_RUN
+    run(common + ["--log-dir", with_videos, "--video-every", "2", "--tensorboard"])
+    run(common + ["--log-dir", plain])
+    assert sorted(os.listdir(os.path.join(with_videos, "videos"))) == ["epoch_1.mp4",
+                                                                        "epoch_3.mp4"]
+    for name in ("epoch_1.mp4", "epoch_3.mp4"):
+        frames = read_frames(os.path.join(with_videos, "videos", name))
+        assert 2 <= len(frames) <= 31 and frames[0].shape == (240, 480, 3)
+    assert rows_without_time(os.path.join(with_videos, "progress.csv")) == rows_without_time(
+        os.path.join(plain, "progress.csv"))
+    events = event_accumulator.EventAccumulator(with_videos, size_guidance={"images": 0})
+    events.Reload()
+    images = events.Images("video")
+    assert [image.step for image in images] == [120, 240]  # the environment steps
+    assert all(image.encoded_image_string[:6] == b"GIF89a" and
+               (image.width, image.height) == (480, 240) for image in images)
+
+
+def test_video_every_is_refused_where_it_cannot_work(monkeypatch):
+    args = argparse.Namespace(video_every=2, log_dir=None, env="cartpole")
+    with pytest.raises(UsageError, match="--no-log-dir"):
+        epoch_videos.epoch_videos(args, seed=1)
+    args.log_dir, args.video_every = "somewhere", -1
+    with pytest.raises(UsageError, match="--video-every must be a positive"):
+        epoch_videos.epoch_videos(args, seed=1)
+    args.video_every = 0
+    assert epoch_videos.epoch_videos(args, seed=1) is None
+    args.video_every = 3
+    monkeypatch.setitem(sys.modules, "imageio", None)
+    with pytest.raises(UsageError) as error:
+        epoch_videos.epoch_videos(args, seed=1)
+    assert str(error.value).endswith(VIDEO_INSTALL) and "--video-every" in str(error.value)
+
+
+def test_chained_callbacks_run_in_order():
+    calls = []
+    chained = epoch_videos.chain_callbacks(None, lambda algo, epoch: calls.append(("a", epoch)),
+                                           lambda algo, epoch: calls.append(("b", epoch)))
+    chained(None, 4)
+    assert calls == [("a", 4), ("b", 4)]
+    assert epoch_videos.chain_callbacks(None, None) is None
+
+
+def test_gym_frame_rate():
+    assert frame_rate(normalize(GymEnv("Pendulum-v1"))) == 30
+    assert frame_rate(object()) == 30
