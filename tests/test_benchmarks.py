@@ -460,3 +460,19 @@ def test_the_replay_sampling_benchmark_prints_its_figures():
                           "--memory-size", "10", "--batch-size", "64"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--memory-size must be at least --batch-size" in bad.stderr
+
+
+def test_the_rendering_benchmark_prints_its_figures():
+    """benchmarks/rendering.py on a few cart-pole and Pendulum frames: the frame size and a
+    time for each column."""
+    pytest.importorskip("imageio_ffmpeg")
+    pytest.importorskip("pygame")
+    result = subprocess.run(
+        [sys.executable, os.path.join(REPO, "benchmarks", "rendering.py"), "--envs",
+         "cartpole", "Pendulum-v1", "--steps", "4", "--rounds", "1"],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = dict((line.split()[0], line.split()[1:]) for line in result.stdout.splitlines()
+                if line.split() and line.split()[0] in ("cartpole", "Pendulum-v1"))
+    assert rows["cartpole"][0] == "480x240" and rows["Pendulum-v1"][0] == "500x500"
+    assert all(float(value) > 0 for row in rows.values() for value in row[1:])

@@ -40,6 +40,7 @@ SCRIPTS = {
     "benchmarks/faults.py": ["benchmarks/faults.py"],
     "benchmarks/collection.py": ["benchmarks/collection.py"],
     "benchmarks/replay_sampling.py": ["benchmarks/replay_sampling.py"],
+    "benchmarks/rendering.py": ["benchmarks/rendering.py"],
     "tools/mutation.py": ["tools/mutation.py"],
     "ddpg.experiment.plot": ["-m", "ddpg.plot"],
     "ddpg.experiment.export": ["-m", "ddpg.export"],
