@@ -145,7 +145,7 @@ def test_relabelled_goals_come_from_the_strategy_s_steps_of_the_same_episode(str
     goals = obss[:, 2:]
     relabelled = goals[:, 0] >= 0
     # about k / (k + 1) of them
-    assert abs(relabelled.mean() - relabel_probability(4)) < 0.03
+    assert abs(relabelled.mean() - 4.0 / 5) < 0.03
     episodes, steps = obss[relabelled, 0], obss[relabelled, 1]
     goal_episodes, goal_steps = goals[relabelled, 0], goals[relabelled, 1]
     np.testing.assert_array_equal(goal_episodes, episodes)  # never another episode's goal
@@ -168,6 +168,25 @@ def test_relabelled_goals_come_from_the_strategy_s_steps_of_the_same_episode(str
     np.testing.assert_array_equal(nxts[:, 2:], goals)
     achieved_after = obss[:, :2]  # the step's achieved goal (episode_id, t)
     np.testing.assert_array_equal(rwds, point_goal_reward(achieved_after, goals))
+
+
+def test_the_relabelled_share_is_k_in_every_k_plus_one():
+    # k relabelled transitions for every real one: k / (k + 1)
+    assert [relabel_probability(k) for k in (0, 1, 3, 4)] == pytest.approx([0, 0.5, 0.75, 0.8])
+
+
+def test_batches_draw_uniformly_from_every_stored_slot_the_first_included():
+    memory = goal_memory(her_k=0)
+    add_episode(memory, 0, 1)  # a single stored transition, in slot 0
+    np.random.seed(5)
+    np.testing.assert_array_equal(memory.get_batch(3)[0], [[0, 0, -1, -1]] * 3)
+    add_episode(memory, 1, 4)  # slots 1-4 hold episode 1's steps 0-3
+    np.random.seed(6)
+    obss = memory.get_batch(5000)[0]
+    slots = np.where(obss[:, 0] == 0, 0, 1 + obss[:, 1]).astype(int)
+    counts = np.bincount(slots, minlength=5)
+    expected = 5000 / 5.0
+    assert len(counts) == 5 and np.sum((counts - expected) ** 2 / expected) < CHI2_4_0999
 
 
 def test_future_goals_are_uniform_over_the_rest_of_the_episode():

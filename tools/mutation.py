@@ -191,6 +191,14 @@ EQUIVALENT = {
         "np.zeros makes float64 arrays by default, the dtype the line names"),
     "ddpg.envs.goals.xǁGoalLayoutǁflatten__mutmut_18": (
         'np.reshape(observation["desired_goal"], -2)]).astype(np.float64)', NEGATIVE_SHAPE),
+    "ddpg.obs_normalizer.xǁObservationNormalizerǁ__init____mutmut_23": (
+        "self.sumsq = np.zeros(self.dim, )",
+        "np.zeros makes float64 arrays by default, the dtype the line names"),
+    "ddpg.replay.her.xǁHindsightReplayMemǁadd_step__mutmut_24": (
+        "np.asarray(nxt, dtype=np.float32).reshape(-2)", NEGATIVE_SHAPE),
+    "ddpg.transition_storage.xǁTransitionStorageǁstore__mutmut_11": (
+        'info.get("TimeLimit.truncated", None)',
+        "a missing key then gives None instead of False, and bool() of both is False"),
 }
 
 KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # a failing test, or a timeout / crash
