@@ -132,7 +132,8 @@ def test_odd_sizes_are_padded_for_mp4_only(tmp_path):
 
 def test_video_errors(tmp_path, monkeypatch):
     assert video_problem("a.mp4") is None and video_problem("b.GIF") is None
-    assert ".gif or .mp4" in video_problem("a.avi")
+    assert video_problem("a.avi") == "a video file ends in .gif or .mp4, not '.avi'"
+    assert video_problem("out") == "a video file ends in .gif or .mp4, not 'out'"
     with pytest.raises(VideoError, match="no frames"):
         write_video([], str(tmp_path / "a.mp4"), 10)
     with pytest.raises(VideoError, match="differ in size"):
@@ -258,9 +259,12 @@ def test_evaluate_video_records_every_episode_and_changes_no_return(checkpoints,
 def test_evaluate_video_errors_name_the_flag(checkpoints, tmp_path):
     params = os.path.join(checkpoints["cartpole"], "params")
     result = run([EVALUATE, params, "--video", str(tmp_path / "a.webm")], check=False)
-    assert result.returncode == 2 and "--video" in result.stderr and ".mp4" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().endswith("--video %s: a video file ends in .gif or .mp4, not "
+                                          "'.webm'" % (tmp_path / "a.webm"))
     assert not os.path.exists(str(tmp_path / "a.webm"))
+    result = run([EVALUATE, params, "--video-width", "100"], check=False)
+    assert result.returncode == 2 and "--video-width scales the frames of --video" in result.stderr
 
 
 # ---------------------------------------------------------------------------------------------

@@ -264,9 +264,11 @@ def main(argv=None):
         build_parser().error("--fps must be at least 1")
     if options.video_width is not None and options.video_width < 2:
         build_parser().error("--video-width must be at least 2 pixels")
+    if options.video_width is not None and not options.video:
+        build_parser().error("--video-width scales the frames of --video: give --video too")
     problem = options.video and video_problem(options.video)
     if problem:
-        raise UsageError("--video %s" % problem)
+        raise UsageError("--video %s: %s" % (options.video, problem))
     try:
         reader = CheckpointReader(options.checkpoint, trust_pickle=options.trust_pickle)
     except CheckpointError as error:

@@ -36,7 +36,8 @@ def video_problem(path):
     """Why ``path`` cannot be written as a video here (one line naming the fix), or None."""
     extension = _extension(path)
     if extension not in VIDEO_FORMATS:
-        return ("%s: a video file ends in %s" % (path, " or ".join(sorted(VIDEO_FORMATS))))
+        return ("a video file ends in %s, not %r"
+                % (" or ".join(sorted(VIDEO_FORMATS)), extension or os.path.basename(path)))
     missing = []
     for module in VIDEO_FORMATS[extension]:
         try:
