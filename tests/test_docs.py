@@ -174,9 +174,22 @@ def script_of(token):
     raise KeyError(token)
 
 
+def span_lines(prose):
+    """Prose lines, a line that leaves an inline code span open joined with the next line of
+    its paragraph (a span may continue there)."""
+    lines = []
+    for line in prose:
+        if lines and lines[-1].count("`") % 2 and line.strip():
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines
+
+
 def code_texts(text):
     """Commands of a page: fenced code lines (continuations joined) and inline code spans."""
     prose, code = split_fences(text)
+    prose = span_lines(prose)
     joined = re.sub(r"\\\n\s*", " ", "\n".join(code))
     texts = joined.splitlines()
     for line in prose:
@@ -231,7 +244,9 @@ def test_flag_check_finds_invented_flags():
             "ddpg-evaluate runs/x/params --episodes 2 --n-epochs 3\n"
             "ddpg-sweep --seeds 1 2 -- --n-epochs 2 --seeds 3\n"
             "ray start --head --port 6390\n```\n"
-            "Use `python -m ddpg.plot runs -o x.png --hline a=1 --bogus` or `--invented`.\n")
+            "Use `python -m ddpg.plot runs -o x.png --hline a=1 --bogus` or `--invented`.\n"
+            "A span may continue on the next line: `ddpg-evaluate\n--video` and `ddpg-train\n"
+            "--video-every 2`.\n")
     assert unknown_flags(text) == ["--invented (in no script's --help)",
                                    "ddpg-evaluate --n-epochs",
                                    "ddpg.experiment.plot --bogus",

@@ -13,7 +13,7 @@ import pytest
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
 from ddpg.experiment import epoch_videos, evaluate
 from ddpg.experiment.script import UsageError
-from ddpg.rendering import (RENDER_INSTALL, VIDEO_INSTALL, VideoError, backend,
+from ddpg.rendering import (RENDER_INSTALL, VIDEO_INSTALL, VideoError, backend, cartpole,
                             choose_mujoco_gl, draw_cartpole, frame_rate, gif_bytes,
                             scale_frames, video_problem, write_video)
 
@@ -79,6 +79,30 @@ def test_cartpole_picture_draws_cart_and_pole_where_the_state_puts_them(x, theta
             assert colour_at(image, limit, 0.3) == red
 
 
+def test_the_track_is_the_band_of_rows_from_height_0_down_to_minus_0_2():
+    # row j's centre is at y = 2.4 - (j + 0.5) * 3 / 240: rows 192 (-0.00625) to 207
+    # (-0.19375) lie in [-0.2, 0], rows 191 and 208 outside
+    image = draw_cartpole([2.0, 0.0, 0.0, 0.0])
+    grey = np.array([128, 128, 128], np.uint8)
+    assert (image[192:208] == grey).all()
+    assert not (image[191] == grey).all(axis=-1).any()
+    assert not (image[208] == grey).all(axis=-1).any()
+
+
+def test_pixels_whose_centres_lie_on_a_polygons_edges_are_painted():
+    # in a 12 x 6 picture of the 6 x 3 m view, pixel centres are 0.5 m apart: column i at
+    # x = -3 + 0.5 * (i + 0.5), row j at y = 2.4 - 0.5 * (j + 0.5); a box whose edges pass
+    # through the centres of columns 3 and 8 and rows 1 and 4 paints those and all between
+    image = np.zeros((6, 12, 3), np.uint8)
+    left, right = -3.0 + 0.5 * 3.5, -3.0 + 0.5 * 8.5
+    top, bottom = 2.4 - 0.5 * 1.5, 2.4 - 0.5 * 4.5
+    cartpole._paint(image, 12, 6, cartpole._box(left, bottom, right, top), (7, 8, 9))
+    expected = np.zeros((6, 12), bool)
+    expected[1:5, 3:9] = True
+    assert np.array_equal((image == (7, 8, 9)).all(axis=-1), expected)
+    assert not image[~expected].any()
+
+
 def test_cartpole_picture_follows_the_episode():
     env = CartpoleEnv(render_mode="rgb_array")
     env.seed(0)
@@ -103,6 +127,16 @@ def test_cartpole_render_modes():
     assert frame_rate(normalize(CartpoleEnv())) == 20
 
 
+class Metadata(object):
+    def __init__(self, render_fps):
+        self.metadata = {"render_fps": render_fps}
+
+
+def test_frame_rate_takes_any_rate_from_one_frame_a_second():
+    assert frame_rate(Metadata(1)) == 1 and frame_rate(Metadata(12.0)) == 12
+    assert frame_rate(Metadata(0.5)) == 30 and frame_rate(Metadata("20")) == 30
+
+
 # ---------------------------------------------------------------------------------------------
 # writing videos
 
@@ -122,6 +156,16 @@ def test_mp4_is_read_back_with_its_frames(tmp_path):
     assert imageio.v2.get_reader(path).get_meta_data()["fps"] == 10
 
 
+def test_mp4_writing_prints_none_of_ffmpegs_warnings(tmp_path, capfd):
+    # large frames at a MuJoCo environment's rate (Hopper's 125 frames a second) make ffmpeg
+    # warn that it cannot estimate the input's rate; it is told to print errors only (its log
+    # lines name their source: "[in#0/rawvideo @ 0x...] ...")
+    frames = [np.zeros((1000, 1000, 3), np.uint8)] * 2
+    assert len(read_frames(write_video(frames, str(tmp_path / "a.mp4"), 125))) == 2
+    err = capfd.readouterr().err
+    assert not [line for line in err.splitlines() if " @ 0x" in line], err
+
+
 def test_odd_sizes_are_padded_for_mp4_only(tmp_path):
     frames = coloured_frames(3, height=25, width=31)
     assert read_frames(write_video(frames, str(tmp_path / "a.mp4"), 5))[0].shape == (26, 32, 3)
@@ -136,8 +180,9 @@ def test_video_errors(tmp_path, monkeypatch):
     assert video_problem("out") == "a video file ends in .gif or .mp4, not 'out'"
     with pytest.raises(VideoError, match="no frames"):
         write_video([], str(tmp_path / "a.mp4"), 10)
-    with pytest.raises(VideoError, match="differ in size"):
-        write_video(coloured_frames(1) + coloured_frames(1, 8, 8), str(tmp_path / "b.gif"), 10)
+    with pytest.raises(VideoError) as error:
+        write_video(coloured_frames(1) + coloured_frames(2, 8, 8), str(tmp_path / "b.gif"), 10)
+    assert str(error.value) == "the frames differ in size ((24, 32, 3) and (8, 8, 3))"
     with pytest.raises(VideoError, match="H x W x 3"):
         write_video([np.zeros((4, 4))], str(tmp_path / "c.gif"), 10)
     monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # as if not installed
@@ -155,6 +200,16 @@ def test_gif_bytes_and_scaling():
     assert scale_frames(frames, None) == frames
 
 
+def test_scaling_averages_the_area_each_pixel_covers():
+    # scaled 4 times down, a 1-pixel black line on white leaves its 4 x 4 block at
+    # 255 * 12 / 16 = 191.25 and the next block white, wherever it lies in its block
+    for column in range(4):
+        frame = np.full((4, 8, 3), 255, np.uint8)
+        frame[:, column] = 0
+        (scaled,) = scale_frames([frame], 2)
+        assert scaled[..., 0].tolist() == [[191, 255]], column
+
+
 # ---------------------------------------------------------------------------------------------
 # MuJoCo's backend
 
@@ -168,9 +223,14 @@ def test_backend_choice_keeps_the_users_and_prefers_a_gpu():
     environ = {"DISPLAY": ":0"}
     assert choose_mujoco_gl(environ, gpu=False) == "osmesa"
     assert environ == {"DISPLAY": ":0", "MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa"}
+    environ = {"WAYLAND_DISPLAY": "wayland-0"}  # a Wayland display: SDL keeps its driver
+    assert choose_mujoco_gl(environ, gpu=False) == "osmesa"
+    assert "SDL_VIDEODRIVER" not in environ
     # a driver counts when its device file and its EGL library are both there
     assert backend.gpu_driver_present(lambda name: "libEGL_nvidia.so.0",
                                       lambda path: path == "/dev/nvidia0")
+    libraries = {"EGL_nvidia": "libEGL_nvidia.so.0"}  # the library NVIDIA's EGL is named
+    assert backend.gpu_driver_present(libraries.get, lambda path: True)
     assert not backend.gpu_driver_present(lambda name: None, lambda path: True)
     assert not backend.gpu_driver_present(lambda name: "libEGL_nvidia.so.0",
                                           lambda path: False)

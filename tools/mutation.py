@@ -66,6 +66,9 @@ MODULES = {
     "obs_normalizer": "ddpg/obs_normalizer.py",
     "transition_storage": "ddpg/transition_storage.py",
     "envs.goals": "ddpg/envs/goals.py",
+    "rendering.cartpole": "ddpg/rendering/cartpole.py",
+    "rendering.video": "ddpg/rendering/video.py",
+    "rendering.backend": "ddpg/rendering/backend.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it
@@ -199,6 +202,16 @@ EQUIVALENT = {
     "ddpg.transition_storage.xǁTransitionStorageǁstore__mutmut_11": (
         'info.get("TimeLimit.truncated", None)',
         "a missing key then gives None instead of False, and bool() of both is False"),
+    "ddpg.rendering.cartpole.x_draw_cartpole__mutmut_74": (
+        "angles = np.arange(9) * np.pi / 4",
+        "the ninth corner, at angle 2 pi, is the first one exactly (cos 2 pi is 1.0, and "
+        "0.04 * sin 2 pi, about -1e-17, vanishes beside the hinge's height): the edge it adds "
+        "has length 0, and every pixel passes its test 0 >= 0"),
+    "ddpg.rendering.video.x_write_video__mutmut_34": (
+        "writer = imageio.get_writer(path, fps=fps, macro_block_size=1,",
+        "without a codec, imageio-ffmpeg encodes an .mp4 (the only file this writer makes) "
+        "with its preferred H.264 encoder that ffmpeg has, libx264, which the line names; "
+        "they differ only with an ffmpeg without libx264, where the original fails"),
 }
 
 KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # a failing test, or a timeout / crash
