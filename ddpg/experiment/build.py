@@ -23,33 +23,60 @@ from ddpg.experiment.script import UsageError
 from ddpg.hyperparams import CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.rendering import choose_mujoco_gl
+from ddpg.rendering import choose_mujoco_gl, mujoco_cameras
 from ddpg.strategies import GaussianStrategy, OUStrategy
 from ddpg.td3 import TD3
 
-__all__ = ["ALGORITHMS", "make_env", "check_ctx", "build_env", "prepare_run", "make_strategy",
+__all__ = ["ALGORITHMS", "CameraError", "make_env", "check_ctx", "build_env", "prepare_run", "make_strategy",
            "make_algorithm", "attach_actors"]
 
 #: The classes of run_ddpg.py's --algo values.
 ALGORITHMS = {"ddpg": DDPG, "td3": TD3}
 
 
-def make_env(args, render_mode=None):
+class CameraError(ValueError):
+    """A camera was asked of an environment that does not have it."""
+
+
+def make_env(args, render_mode=None, camera=None):
     """The training environment, normalised to [-1, 1] actions as run.py does.
 
     ``render_mode`` is passed to the environment (videos ask for "rgb_array"); MuJoCo's
-    rendering backend is chosen then (:func:`ddpg.rendering.choose_mujoco_gl`).
+    rendering backend is chosen then (:func:`ddpg.rendering.choose_mujoco_gl`). ``camera``
+    names the MuJoCo model's camera to render through (HalfCheetah's ``track`` follows the
+    body; gymnasium 1.4's default view stays where the episode starts).
     """
     if render_mode:
         choose_mujoco_gl()
     if args.env.lower() == "cartpole":
+        if camera is not None:
+            raise CameraError("the cart-pole has no cameras: its picture is drawn from the "
+                              "state")
         inner = CartpoleEnv(reset_quirk=not args.no_reset_quirk, render_mode=render_mode)
         default_horizon = CARTPOLE_MAX_PATH_LENGTH
     else:
-        inner = GymEnv(args.env, **({"render_mode": render_mode} if render_mode else {}))
+        inner = _gym_env(args.env, render_mode, camera)
         default_horizon = inner.horizon or FALLBACK_MAX_PATH_LENGTH
     env = normalize(inner, scale_reward=args.scale_reward, normalize_obs=args.normalize_obs)
     return env, args.max_path_length or default_horizon
+
+
+def _gym_env(env_id, render_mode, camera):
+    """``GymEnv(env_id)`` rendering ``render_mode`` frames through ``camera`` when given."""
+    options = {"render_mode": render_mode} if render_mode else {}
+    if camera is None:
+        return GymEnv(env_id, **options)
+    try:
+        env = GymEnv(env_id, camera_name=camera, **options)
+    except TypeError as error:
+        if "camera_name" not in str(error):
+            raise
+        raise CameraError("%s is not a MuJoCo environment: it has no cameras" % env_id)
+    cameras = mujoco_cameras(env.env)
+    if camera not in (cameras or ()):
+        raise CameraError("%s has no camera %r; its cameras: %s"
+                          % (env_id, camera, ", ".join(cameras) if cameras else "none"))
+    return env
 
 
 def check_ctx(args):
@@ -60,11 +87,14 @@ def check_ctx(args):
                          "for the GPU when there is one")
 
 
-def build_env(args, render_mode=None):
+def build_env(args, render_mode=None, camera=None, camera_flag="--camera"):
     """:func:`make_env`, with a failure to make the environment as a :class:`UsageError`
-    naming ``--env`` (an unknown id, a discrete action space, a missing dependency)."""
+    naming ``--env`` (an unknown id, a discrete action space, a missing dependency), or
+    ``camera_flag`` for a camera the environment does not have."""
     try:
-        return make_env(args, render_mode=render_mode)
+        return make_env(args, render_mode=render_mode, camera=camera)
+    except CameraError as error:
+        raise UsageError("%s %s: %s" % (camera_flag, camera, error)) from error
     except Exception as error:  # pylint: disable=broad-except
         message = "--env %s: %s" % (args.env, error)
         if "continuous" in str(error) and "cartpole" in args.env.lower():

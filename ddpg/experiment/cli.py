@@ -30,7 +30,7 @@ __all__ = ["RESUME_FLAGS", "INVOCATION_FLAGS", "RaisingArgumentParser", "split_r
 #: (:mod:`ddpg.experiment.resume` refuses the others).
 RESUME_FLAGS = ("resume", "n_epochs", "log_dir", "no_log_dir", "overwrite", "snapshot_mode",
                 "snapshot_gap", "ctx", "no_progress_bar", "tensorboard", "tensorboard_every",
-                "video_every", "debug", "trust_pickle", "ray_address")
+                "video_every", "video_camera", "debug", "trust_pickle", "ray_address")
 #: Flags about one invocation, not the run: not saved in checkpoints.
 INVOCATION_FLAGS = ("resume", "trust_pickle", "debug", "overwrite")
 
@@ -226,6 +226,9 @@ def _add_logging_flags(logs):
                            "videos/epoch_EPOCH.mp4 in the run folder, and into TensorBoard "
                            'with --tensorboard (needs pip install "mxnet-ddpg[video]"); '
                            "0: no videos")
+    logs.add_argument("--video-camera", default=None, metavar="NAME",
+                      help="MuJoCo environments: record --video-every's episodes through the "
+                           "model's camera NAME (HalfCheetah's 'track' follows the body)")
 
 
 def explicit_flags(argv, parser_class=argparse.ArgumentParser):

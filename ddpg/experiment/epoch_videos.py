@@ -30,7 +30,9 @@ class EpochVideos(object):
         self.args = args
         self.every = int(every)
         self.seed = int(seed)
-        self.env, self.max_path_length = build_env(args, render_mode="rgb_array")
+        self.env, self.max_path_length = build_env(
+            args, render_mode="rgb_array", camera=getattr(args, "video_camera", None),
+            camera_flag="--video-camera")
         self.fps = frame_rate(self.env)
         self.folder = os.path.join(args.log_dir, VIDEO_FOLDER)
 

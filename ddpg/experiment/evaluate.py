@@ -74,6 +74,9 @@ def build_parser():
                              'pip install "mxnet-ddpg[video]")')
     parser.add_argument("--video-width", type=int, default=None, metavar="PIXELS",
                         help="scale --video's frames to this width (default: as rendered)")
+    parser.add_argument("--camera", default=None, metavar="NAME",
+                        help="MuJoCo environments: record --video and --render through the "
+                             "model's camera NAME (HalfCheetah's 'track' follows the body)")
     parser.add_argument("--fps", type=int, default=None,
                         help="frames per second of --video and --render; default: the "
                              "environment's (real time), else 30")
@@ -266,6 +269,8 @@ def main(argv=None):
         build_parser().error("--video-width must be at least 2 pixels")
     if options.video_width is not None and not options.video:
         build_parser().error("--video-width scales the frames of --video: give --video too")
+    if options.camera is not None and not (options.video or options.render):
+        build_parser().error("--camera chooses the view of --video or --render: give one")
     problem = options.video and video_problem(options.video)
     if problem:
         raise UsageError("--video %s: %s" % (options.video, problem))
@@ -275,7 +280,8 @@ def main(argv=None):
         raise UsageError("checkpoint %s: %s" % (options.checkpoint, error)) from error
     args = run_arguments(reader.manifest, options.env)
     env, max_path_length = build_env(
-        args, render_mode="rgb_array" if options.render or options.video else None)
+        args, render_mode="rgb_array" if options.render or options.video else None,
+        camera=options.camera)
     max_path_length = options.max_path_length or max_path_length
     if options.env is None:
         try:

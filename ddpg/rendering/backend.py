@@ -14,7 +14,7 @@ print an error about the missing display on every run.
 import ctypes.util
 import os
 
-__all__ = ["RENDER_INSTALL", "choose_mujoco_gl", "gpu_driver_present"]
+__all__ = ["RENDER_INSTALL", "choose_mujoco_gl", "gpu_driver_present", "mujoco_cameras"]
 
 #: What to install (or set) when MuJoCo cannot render.
 RENDER_INSTALL = ("MuJoCo renders without a screen through OSMesa (apt-get install "
@@ -48,3 +48,14 @@ def choose_mujoco_gl(environ=None, gpu=None):
     environ["MUJOCO_GL"] = backend
     environ.setdefault("PYOPENGL_PLATFORM", backend)
     return backend
+
+
+def mujoco_cameras(env):
+    """The names of the cameras in a MuJoCo environment's model (a gymnasium environment,
+    wrapped or not), or None when it has no MuJoCo model."""
+    model = getattr(getattr(env, "unwrapped", env), "model", None)
+    if model is None or not hasattr(model, "ncam"):
+        return None
+    import mujoco  # pylint: disable=import-outside-toplevel
+    return [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_CAMERA, index)
+            for index in range(model.ncam)]

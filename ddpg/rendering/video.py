@@ -99,9 +99,15 @@ def write_video(frames, path, fps):
 
 
 def gif_bytes(frames, fps):
-    """The frames as a looping animated GIF, in memory (Pillow)."""
+    """The frames as a looping animated GIF, in memory (Pillow).
+
+    Each frame gets its own palette of up to 256 colours without dithering: dithered noise
+    differs from frame to frame and compresses badly (a rendered MuJoCo episode's GIF is
+    several times larger with it)."""
     from PIL import Image  # pylint: disable=import-outside-toplevel
-    pictures = [Image.fromarray(image) for image in rgb_frames(frames)]
+    pictures = [Image.fromarray(image).quantize(256, method=Image.Quantize.FASTOCTREE,
+                                                dither=Image.Dither.NONE)
+                for image in rgb_frames(frames)]
     buffer = io.BytesIO()
     pictures[0].save(buffer, format="GIF", save_all=True, append_images=pictures[1:],
                      duration=max(1, int(round(1000.0 / fps))), loop=0)
