@@ -16,6 +16,7 @@ from ddpg.experiment.script import UsageError
 from ddpg.rendering import (RENDER_INSTALL, VIDEO_INSTALL, VideoError, backend, cartpole,
                             choose_mujoco_gl, draw_cartpole, frame_rate, gif_bytes,
                             scale_frames, video_problem, write_video)
+from ddpg.rendering.video import rgb_frames
 
 imageio = pytest.importorskip("imageio")
 pytest.importorskip("imageio_ffmpeg")
@@ -103,6 +104,32 @@ def test_pixels_whose_centres_lie_on_a_polygons_edges_are_painted():
     assert not image[~expected].any()
 
 
+def test_a_picture_one_pixel_wide_is_the_middle_column_of_the_view():
+    # its one column's centre is at x = 0; in 6 rows 0.5 m high, row j's centre is at
+    # y = 2.15 - 0.5 * j: above the pole's top (1.866), on the pole (1.65, 1.15), on the cart
+    # (0.65, 0.15) and below the track's bottom (-0.35)
+    image = draw_cartpole([0.0, 0.0, 0.0, 0.0], width=1, height=6)
+    white, pole, cart = (255, 255, 255), (204, 128, 51), (77, 128, 204)
+    assert image.shape == (6, 1, 3)
+    assert [tuple(int(v) for v in row[0]) for row in image] == [white, pole, pole, cart, cart,
+                                                                white]
+
+
+@pytest.mark.parametrize("x, theta", [(0.3, 0.4), (-1.1, -1.0)])
+def test_the_hinge_is_an_octagon_of_radius_4_cm_at_the_middle_of_the_carts_top(x, theta):
+    # a regular octagon of circumradius 0.04 m holds every point nearer its centre than its
+    # inradius 0.04 * cos(pi / 8) = 0.03696 m and no point farther than 0.04 m
+    image = draw_cartpole([x, 0.0, theta, 0.0])
+    hinge = (x, 3.0 / np.sqrt(12.0))
+    columns, rows = np.meshgrid(np.arange(480), np.arange(240))
+    distance = np.hypot(-3.0 + (columns + 0.5) * 6.0 / 480 - hinge[0],
+                        2.4 - (rows + 0.5) * 3.0 / 240 - hinge[1])
+    dark = (image == (40, 40, 40)).all(axis=-1)
+    assert (distance < 0.0369).sum() >= 20
+    assert dark[distance < 0.0369].all()
+    assert not dark[distance > 0.0401].any()
+
+
 def test_cartpole_picture_follows_the_episode():
     env = CartpoleEnv(render_mode="rgb_array")
     env.seed(0)
@@ -135,6 +162,25 @@ class Metadata(object):
 def test_frame_rate_takes_any_rate_from_one_frame_a_second():
     assert frame_rate(Metadata(1)) == 1 and frame_rate(Metadata(12.0)) == 12
     assert frame_rate(Metadata(0.5)) == 30 and frame_rate(Metadata("20")) == 30
+
+
+class GymLike(object):
+    """Where GymEnv keeps the metadata: on the gymnasium environment it wraps."""
+
+    def __init__(self, render_fps):
+        self.env = Metadata(render_fps)
+
+
+class NormalizedLike(object):
+    def __init__(self, env):
+        self.wrapped_env = env
+
+
+def test_frame_rate_is_the_gymnasium_environments_own():
+    # Hopper's 125 frames a second (a step of 4 x 0.002 s), not the default 30
+    assert frame_rate(GymLike(125)) == 125
+    assert frame_rate(NormalizedLike(GymLike(125))) == 125
+    assert frame_rate(NormalizedLike(Metadata(20))) == 20
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,8 +224,13 @@ def test_video_errors(tmp_path, monkeypatch):
     assert video_problem("a.mp4") is None and video_problem("b.GIF") is None
     assert video_problem("a.avi") == "a video file ends in .gif or .mp4, not '.avi'"
     assert video_problem("out") == "a video file ends in .gif or .mp4, not 'out'"
-    with pytest.raises(VideoError, match="no frames"):
+    with pytest.raises(VideoError) as error:
         write_video([], str(tmp_path / "a.mp4"), 10)
+    assert str(error.value) == "no frames to write"
+    with pytest.raises(VideoError) as error:  # refused before anything is written
+        write_video(coloured_frames(2), str(tmp_path / "a.avi"), 10)
+    assert str(error.value) == "a video file ends in .gif or .mp4, not '.avi'"
+    assert not os.path.exists(str(tmp_path / "a.avi"))
     with pytest.raises(VideoError) as error:
         write_video(coloured_frames(1) + coloured_frames(2, 8, 8), str(tmp_path / "b.gif"), 10)
     assert str(error.value) == "the frames differ in size ((24, 32, 3) and (8, 8, 3))"
@@ -189,11 +240,29 @@ def test_video_errors(tmp_path, monkeypatch):
     assert video_problem("a.mp4") == ("writing .mp4 files needs imageio_ffmpeg, which is not "
                                       "installed: " + VIDEO_INSTALL)
     assert video_problem("a.gif") is None
+    with pytest.raises(VideoError, match="needs imageio_ffmpeg"):
+        write_video(coloured_frames(2), str(tmp_path / "d.mp4"), 10)
+    assert not os.path.exists(str(tmp_path / "d.mp4"))
+
+
+@pytest.mark.parametrize("shape, padded", [((25, 32), (26, 32)), ((24, 27), (24, 28)),
+                                           ((25, 27), (26, 28)), ((24, 32), (24, 32))])
+def test_frames_are_made_even_by_repeating_their_last_row_and_column(shape, padded):
+    frame = (np.arange(shape[0] * shape[1] * 4).reshape(shape + (4,)) % 251).astype(np.uint8)
+    (plain,) = rgb_frames([frame])
+    assert np.array_equal(plain, frame[..., :3])  # the alpha channel dropped, nothing padded
+    (even,) = rgb_frames([frame], even=True)
+    rows = np.minimum(np.arange(padded[0]), shape[0] - 1)
+    columns = np.minimum(np.arange(padded[1]), shape[1] - 1)
+    assert even.shape == padded + (3,) and even.dtype == np.uint8
+    assert np.array_equal(even, frame[rows][:, columns, :3])
 
 
 def test_gif_bytes_and_scaling():
     frames = [np.zeros((240, 480, 3), np.uint8), np.full((240, 480, 4), 255, np.uint8)]
     assert gif_bytes(frames, 20)[:6] == b"GIF89a"
+    # the NETSCAPE2.0 block's loop count, 0: the animation repeats forever
+    assert b"NETSCAPE2.0\x03\x01\x00\x00\x00" in gif_bytes(frames, 20)
     scaled = scale_frames(frames, 120)
     assert [frame.shape for frame in scaled] == [(60, 120, 3), (60, 120, 3)]
     assert scaled[1].min() == 255 and scaled[0].max() == 0
@@ -234,6 +303,24 @@ def test_backend_choice_keeps_the_users_and_prefers_a_gpu():
     assert not backend.gpu_driver_present(lambda name: None, lambda path: True)
     assert not backend.gpu_driver_present(lambda name: "libEGL_nvidia.so.0",
                                           lambda path: False)
+
+
+def test_backend_choice_sets_the_process_environment_from_the_driver_found(monkeypatch):
+    for name in ("MUJOCO_GL", "PYOPENGL_PLATFORM", "SDL_VIDEODRIVER", "DISPLAY",
+                 "WAYLAND_DISPLAY"):
+        monkeypatch.setenv(name, "x")  # so that the test's end restores it, set or not
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("DISPLAY", ":1")
+    monkeypatch.setattr(backend, "gpu_driver_present", lambda: True)
+    assert choose_mujoco_gl() == "egl"
+    assert os.environ["MUJOCO_GL"] == os.environ["PYOPENGL_PLATFORM"] == "egl"
+    assert "SDL_VIDEODRIVER" not in os.environ
+    monkeypatch.setattr(backend, "gpu_driver_present", lambda: False)
+    environ = {}
+    assert choose_mujoco_gl(environ) == "osmesa"
+    assert environ == {"MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa",
+                       "SDL_VIDEODRIVER": "dummy"}
+    assert choose_mujoco_gl() == "egl"  # now set, so kept
 
 
 class NoOpenGL(object):

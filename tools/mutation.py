@@ -207,6 +207,16 @@ EQUIVALENT = {
         "the ninth corner, at angle 2 pi, is the first one exactly (cos 2 pi is 1.0, and "
         "0.04 * sin 2 pi, about -1e-17, vanishes beside the hinge's height): the edge it adds "
         "has length 0, and every pixel passes its test 0 >= 0"),
+    "ddpg.rendering.cartpole.x__paint__mutmut_50": (
+        "slice(columns[0], columns[-1] + 2))",
+        "a bounding box one column wider on the right: that column's pixel centres lie right "
+        "of every corner, so outside the convex polygon, and its edge tests leave them "
+        "unpainted; the box only limits which pixels are tested"),
+    "ddpg.rendering.cartpole.x_draw_cartpole__mutmut_86": (
+        "hinge - 0.04 * np.stack([np.cos(angles), np.sin(angles)], axis=1), HINGE)",
+        "the hinge's octagon turned half a turn about its centre: -(cos a, sin a) is the "
+        "corner at a + pi, so the corners are the same, still counter-clockwise (they differ "
+        "only by rounding, below 1e-17 m)"),
     "ddpg.rendering.video.x_write_video__mutmut_34": (
         "writer = imageio.get_writer(path, fps=fps, macro_block_size=1,",
         "without a codec, imageio-ffmpeg encodes an .mp4 (the only file this writer makes) "
