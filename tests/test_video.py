@@ -358,14 +358,24 @@ def test_mujoco_episode_video(tmp_path):
         pytest.skip("MuJoCo cannot render on this machine (%s): %s" % (problem, RENDER_INSTALL))
     folder = str(tmp_path / "hc")
     run([SCRIPT, "--env", "HalfCheetah-v5", "--n-epochs", "1", "--max-path-length", "12",
-         "--log-dir", folder, "--video-every", "1"] + SMALL_RUN)
+         "--log-dir", folder, "--video-every", "1", "--video-camera", "track"] + SMALL_RUN)
     back = read_frames(os.path.join(folder, "videos", "epoch_0.mp4"))
     assert len(back) == 13 and back[0].shape == (480, 480, 3)
     assert back[0].std() > 10  # a picture, not a blank frame
-    out = str(tmp_path / "hc.gif")
-    run([EVALUATE, os.path.join(folder, "params"), "--episodes", "1", "--video", out,
-         "--video-width", "96", "--max-path-length", "5"])
-    assert [frame.shape[:2] for frame in read_frames(out)] == [(96, 96)] * 6
+    params = os.path.join(folder, "params")
+    views = {}
+    for camera in (None, "track"):
+        out = str(tmp_path / ("hc-%s.gif" % camera))
+        run([EVALUATE, params, "--episodes", "1", "--video", out, "--video-width", "96",
+             "--max-path-length", "5"] + (["--camera", camera] if camera else []))
+        views[camera] = read_frames(out)
+        assert [frame.shape[:2] for frame in views[camera]] == [(96, 96)] * 6
+    # the same episode seen from the model's tracking camera, not gymnasium's default view
+    assert np.abs(views[None][0].astype(int) - views["track"][0].astype(int)).mean() > 5
+    result = run([EVALUATE, params, "--video", str(tmp_path / "x.gif"), "--camera", "side"],
+                 check=False)
+    assert result.returncode == 2 and result.stderr.strip().endswith(
+        "--camera side: HalfCheetah-v5 has no camera 'side'; its cameras: track")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -412,6 +422,18 @@ def test_evaluate_video_errors_name_the_flag(checkpoints, tmp_path):
     assert not os.path.exists(str(tmp_path / "a.webm"))
     result = run([EVALUATE, params, "--video-width", "100"], check=False)
     assert result.returncode == 2 and "--video-width scales the frames of --video" in result.stderr
+    result = run([EVALUATE, params, "--camera", "track"], check=False)
+    assert result.returncode == 2 and "--camera chooses the view of --video" in result.stderr
+    for env, reason in (("cartpole", "the cart-pole has no cameras"),
+                        ("Pendulum-v1", "Pendulum-v1 is not a MuJoCo environment")):
+        result = run([EVALUATE, os.path.join(checkpoints[env], "params"), "--video",
+                      str(tmp_path / "a.gif"), "--camera", "track"], check=False)
+        assert result.returncode == 2 and "--camera track: " + reason in result.stderr
+    result = run([SCRIPT, "--n-epochs", "1", "--log-dir", str(tmp_path / "run"), "--video-every",
+                  "1", "--video-camera", "track"] + SMALL_RUN, check=False)
+    assert result.returncode == 2 and result.stderr.strip().endswith(
+        "--video-camera track: the cart-pole has no cameras: its picture is drawn from the state")
+    assert not os.path.exists(str(tmp_path / "run"))  # refused before the folder is made
 
 
 # ---------------------------------------------------------------------------------------------
