@@ -126,7 +126,7 @@ RUN_ARGS_FILES = ("run_args.json", "params.json")
 NOT_SETTINGS = frozenset(["seed", "log_dir", "resume", "n_epochs", "ctx", "no_progress_bar",
                           "snapshot_mode", "snapshot_gap", "debug", "tensorboard",
                           "tensorboard_every", "trust_pickle", "no_log_dir", "overwrite",
-                          "ray_address"])
+                          "ray_address", "video_every", "video_camera"])
 #: At most this many differing settings are written into a curve's label.
 LABEL_SETTINGS = 4
 
