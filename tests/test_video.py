@@ -2,6 +2,7 @@
 --video`` and ``ddpg-train --video-every``, MuJoCo's rendering backend."""
 import argparse
 import csv
+import io
 import json
 import os
 import subprocess
@@ -130,6 +131,59 @@ def test_the_hinge_is_an_octagon_of_radius_4_cm_at_the_middle_of_the_carts_top(x
     assert not dark[distance > 0.0401].any()
 
 
+def pixel_centres(width=480, height=240):
+    """World coordinates (x, y) of every pixel's centre in a picture of the 6 x 3 m view."""
+    return np.meshgrid(-3.0 + (np.arange(width) + 0.5) * 6.0 / width,
+                       2.4 - (np.arange(height) + 0.5) * 3.0 / height)
+
+
+@pytest.mark.parametrize("x", [0.7, -1.3])
+def test_an_upright_cart_pole_is_rllabs_boxes_pixel_for_pixel(x):
+    # theta 0: the cart covers |px - x| <= 2 / sqrt(12), 0 <= py <= 3 / sqrt(12); the pole
+    # |px - x| <= 0.05 from the cart's top up 1 m; the limit marks ||px| - 2.4| <= 0.02 up to
+    # 0.5 m; the track -0.2 <= py <= 0; no pixel centre lies on one of these edges. Pixels
+    # within 5 cm of the hinge (its octagon, checked above) are left out
+    image = draw_cartpole([x, 1.0, 0.0, 2.0])
+    px, py = pixel_centres()
+    cart_height = 3.0 / np.sqrt(12.0)
+    expected = np.empty((240, 480, 3), np.uint8)
+    expected[:] = (255, 255, 255)
+    expected[(py >= -0.2) & (py <= 0.0)] = (128, 128, 128)
+    expected[(np.abs(np.abs(px) - 2.4) <= 0.02) & (py >= 0.0) & (py <= 0.5)] = (220, 30, 30)
+    expected[(np.abs(px - x) <= 2.0 / np.sqrt(12.0)) & (py >= 0.0)
+             & (py <= cart_height)] = (77, 128, 204)
+    expected[(np.abs(px - x) <= 0.05) & (py >= cart_height)
+             & (py <= cart_height + 1.0)] = (204, 128, 51)
+    away = np.hypot(px - x, py - cart_height) > 0.05
+    assert (~away).sum() < 60
+    assert np.array_equal(image[away], expected[away])
+
+
+@pytest.mark.parametrize("x", [4.0, -4.0])
+def test_a_cart_beyond_the_view_leaves_the_track_and_the_limits(x):
+    # the cart (1.155 m wide), the pole and the hinge all lie beyond x = +-3: no column of the
+    # picture shows them. Column i's centre is at -3 + (i + 0.5) / 80, row j's at
+    # 2.4 - (j + 0.5) / 80: the marks (|x| in [2.38, 2.42], y in [0, 0.5]) are columns 46-49
+    # and 430-433 of rows 152-191, the track rows 192-207
+    image = draw_cartpole([x, 0.0, 0.3, 0.0])
+    expected = np.full((240, 480, 3), 255, np.uint8)
+    expected[192:208] = (128, 128, 128)
+    expected[152:192, 46:50] = expected[152:192, 430:434] = (220, 30, 30)
+    assert np.array_equal(image, expected)
+
+
+def test_a_picture_one_pixel_high_is_the_row_at_0_9_m():
+    # its one row's centre is at y = 0.9, above the cart's top (0.866); in 12 columns 0.5 m
+    # wide, column i's centre is at x = -2.75 + 0.5 * i. A cart at x = 0.25 puts its pole
+    # (0.2 to 0.3) and its hinge (0.034 m below that point: within the octagon's inradius
+    # 0.037) on column 6 only; the hinge is drawn last
+    image = draw_cartpole([0.25, 0.0, 0.0, 0.0], width=12, height=1)
+    white, hinge = (255, 255, 255), (40, 40, 40)
+    assert image.shape == (1, 12, 3)
+    assert [tuple(int(v) for v in colour) for colour in image[0]] == (
+        [white] * 6 + [hinge] + [white] * 5)
+
+
 def test_cartpole_picture_follows_the_episode():
     env = CartpoleEnv(render_mode="rgb_array")
     env.seed(0)
@@ -246,7 +300,8 @@ def test_video_errors(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("shape, padded", [((25, 32), (26, 32)), ((24, 27), (24, 28)),
-                                           ((25, 27), (26, 28)), ((24, 32), (24, 32))])
+                                           ((25, 27), (26, 28)), ((24, 32), (24, 32)),
+                                           ((27, 32), (28, 32)), ((23, 30), (24, 30))])
 def test_frames_are_made_even_by_repeating_their_last_row_and_column(shape, padded):
     frame = (np.arange(shape[0] * shape[1] * 4).reshape(shape + (4,)) % 251).astype(np.uint8)
     (plain,) = rgb_frames([frame])
@@ -256,6 +311,95 @@ def test_frames_are_made_even_by_repeating_their_last_row_and_column(shape, padd
     columns = np.minimum(np.arange(padded[1]), shape[1] - 1)
     assert even.shape == padded + (3,) and even.dtype == np.uint8
     assert np.array_equal(even, frame[rows][:, columns, :3])
+
+
+def test_frames_are_refused_whole_and_converted_to_uint8():
+    for shape in ((4, 4), (4, 4, 2), (4, 4, 5), (2, 4, 4, 3)):
+        with pytest.raises(VideoError) as error:
+            rgb_frames([np.zeros((4, 4, 3), np.uint8), np.zeros(shape, np.uint8)])
+        assert str(error.value) == "a frame is an H x W x 3 (or 4) array, not shape %s" % (
+            shape,)
+    # frames built with numpy's default integer or float dtypes
+    (frame,) = rgb_frames([np.full((2, 3, 3), 200)])
+    assert frame.dtype == np.uint8 and (frame == 200).all()
+    (frame,) = rgb_frames([np.full((2, 3, 4), 17.0)])
+    assert frame.dtype == np.uint8 and frame.shape == (2, 3, 3) and (frame == 17).all()
+
+
+def test_video_problem_names_every_missing_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "imageio", None)
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)
+    assert video_problem("a.mp4") == ("writing .mp4 files needs imageio, imageio_ffmpeg, "
+                                      "which are not installed: " + VIDEO_INSTALL)
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    assert video_problem("a.gif") == ("writing .gif files needs PIL, which is not "
+                                      "installed: " + VIDEO_INSTALL)
+    assert video_problem(os.path.join("some", "where")) == (
+        "a video file ends in .gif or .mp4, not 'where'")
+
+
+def gif_frames(data):
+    """The frames of a GIF as RGB arrays, with each one's duration in ms (Pillow)."""
+    from PIL import Image
+    picture = Image.open(io.BytesIO(data))
+    frames, durations = [], []
+    for index in range(picture.n_frames):
+        picture.seek(index)
+        frames.append(np.asarray(picture.convert("RGB")))
+        durations.append(picture.info.get("duration"))
+    return frames, durations
+
+
+def test_gif_frames_of_few_colours_are_exact():
+    frames = coloured_frames(4)
+    checks = np.indices((6, 10)).sum(axis=0) % 2  # a black and white checkerboard
+    frames.append(np.repeat(checks[..., None] * 255, 3, axis=-1).astype(np.uint8))
+    frames = [np.asarray(frame)[:6, :10] for frame in frames]
+    back, durations = gif_frames(gif_bytes(frames, 10))
+    assert len(back) == 5 and durations == [100] * 5
+    for written, read in zip(frames, back):
+        assert np.array_equal(read, written)
+
+
+def test_gif_frames_are_quantised_one_by_one_by_pillows_fast_octree():
+    # each frame gets its own palette of 256 colours, chosen by Pillow's fast octree (the
+    # fastest of its quantisers), and each pixel the palette colour its own colour maps to:
+    # no dithering, so equal pixels stay equal. A 24 x 32 block of 768 random colours,
+    # tiled 2 x 2, then a frame of 3 colours: exact with its own palette
+    from PIL import Image
+    rng = np.random.RandomState(0)
+    noise = np.tile(rng.randint(0, 256, (24, 32, 3)).astype(np.uint8), (2, 2, 1))
+    few = np.zeros((48, 64, 3), np.uint8)
+    few[:, 20:] = (250, 10, 10)
+    few[:, 40:] = (10, 250, 10)
+    back, durations = gif_frames(gif_bytes([noise, few], 20))
+    assert durations == [50, 50]
+    expected = np.asarray(Image.fromarray(noise).quantize(
+        256, method=Image.Quantize.FASTOCTREE).convert("RGB"))
+    assert np.array_equal(back[0], expected)
+    assert len(np.unique(back[0].reshape(-1, 3), axis=0)) == 256
+    assert np.array_equal(back[0][:24, :32], back[0][24:, 32:])
+    assert np.abs(back[0].astype(int) - noise).max() < 64
+    assert np.array_equal(back[1], few)
+
+
+@pytest.mark.parametrize("fps, duration", [(20, 50), (30, 30), (51, 20), (3, 330), (1, 1000)])
+def test_gif_frames_last_the_frame_rates_period_in_whole_centiseconds(fps, duration):
+    # a GIF counts in hundredths of a second: 1000 / fps ms rounded, then cut to 10 ms
+    # (51 frames a second: 19.6 ms rounds to 20, 2 centiseconds)
+    frames = coloured_frames(3, 4, 4)
+    assert gif_frames(gif_bytes(frames, fps))[1] == [duration] * 3
+
+
+def test_scaling_keeps_at_least_one_row():
+    # 40 x 2 pixels to 8 wide: 2 * 8 / 40 = 0.4 rows rounds to 0, kept at 1; each pixel
+    # averages a block of 5 columns and 2 rows (values 30 * block and 30 * block + 10)
+    frame = np.zeros((2, 40, 3), np.uint8)
+    frame[:] = (30 * (np.arange(40) // 5))[None, :, None]
+    frame[1] += 10
+    (scaled,) = scale_frames([frame], 8)
+    assert scaled.shape == (1, 8, 3)
+    assert scaled[0, :, 0].tolist() == [30 * block + 5 for block in range(8)]
 
 
 def test_gif_bytes_and_scaling():
@@ -321,6 +465,30 @@ def test_backend_choice_sets_the_process_environment_from_the_driver_found(monke
     assert environ == {"MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa",
                        "SDL_VIDEODRIVER": "dummy"}
     assert choose_mujoco_gl() == "egl"  # now set, so kept
+
+
+class Holder(object):
+    """A plain object with the given attributes (no ``unwrapped`` unless given)."""
+
+    def __init__(self, **attributes):
+        self.__dict__.update(attributes)
+
+
+def test_mujoco_cameras_are_the_models_camera_names():
+    pytest.importorskip("mujoco")
+    cheetah = GymEnv("HalfCheetah-v5").env  # gymnasium's TimeLimit around the MuJoCo env
+    assert not hasattr(cheetah, "model")  # the wrapper does not pass the model on
+    assert backend.mujoco_cameras(cheetah) == ["track"]
+    assert backend.mujoco_cameras(cheetah.unwrapped) == ["track"]
+    model = cheetah.unwrapped.model
+    assert model.ncam == 1
+    assert backend.mujoco_cameras(Holder(model=model)) == ["track"]  # no `unwrapped`
+    assert backend.mujoco_cameras(GymEnv("Reacher-v5").env) == []  # a model without cameras
+    assert backend.mujoco_cameras(GymEnv("Pendulum-v1").env) is None
+    assert backend.mujoco_cameras(object()) is None
+    assert backend.mujoco_cameras(Holder(model=None)) is None
+    assert backend.mujoco_cameras(Holder(unwrapped=Holder(model="a model of another kind"),
+                                         model=model)) is None
 
 
 class NoOpenGL(object):

@@ -217,6 +217,21 @@ EQUIVALENT = {
         "the hinge's octagon turned half a turn about its centre: -(cos a, sin a) is the "
         "corner at a + pi, so the corners are the same, still counter-clockwise (they differ "
         "only by rounding, below 1e-17 m)"),
+    "ddpg.rendering.cartpole.x__paint__mutmut_34": (
+        "box = (slice(rows[0], None), slice(columns[0], columns[-1] + 1))",
+        "a bounding box that runs on to the picture's last row: the rows below the polygon's "
+        "lowest corner lie outside the convex polygon, so its edge tests leave them "
+        "unpainted; the box only limits which pixels are tested"),
+    "ddpg.rendering.cartpole.x__paint__mutmut_41": (
+        "box = (slice(rows[0], rows[-1] + 2), slice(columns[0], columns[-1] + 1))",
+        "a bounding box one row taller at the bottom: that row's pixel centres lie below "
+        "every corner, so outside the convex polygon, and its edge tests leave them "
+        "unpainted; the box only limits which pixels are tested"),
+    "ddpg.rendering.video.x_gif_bytes__mutmut_14": (
+        'pictures[0].save(buffer, format="GIF", save_all=None, append_images=pictures[1:],',
+        "from Pillow 11.2.1 (13.0 here) a save_all of None saves every frame when "
+        "append_images is not empty, and a single frame is written the same either way "
+        "(the GIF bytes are equal); older Pillow would write the first frame only"),
     "ddpg.rendering.video.x_write_video__mutmut_34": (
         "writer = imageio.get_writer(path, fps=fps, macro_block_size=1,",
         "without a codec, imageio-ffmpeg encodes an .mp4 (the only file this writer makes) "
