@@ -75,7 +75,7 @@ setup(
         # ffmpeg in the imageio-ffmpeg wheel, GIF through Pillow; pygame draws gymnasium's
         # classic-control frames
         "video": ["imageio==2.38.2", "imageio-ffmpeg==0.8.1", "pygame==2.6.1",
-                  "pillow>=8.3.2"],
+                  "pillow>=9.1"],
         # hindsight replay on gymnasium-robotics' Fetch tasks (--her, the fetch* presets): their
         # make() fails with mujoco 3.17 and 4.0; 3.8.1 runs them and the MuJoCo presets
         "robotics": ['gymnasium-robotics==1.4.2; python_version >= "3.11"',

@@ -364,7 +364,7 @@ def test_gif_frames_of_few_colours_are_exact():
 def test_gif_frames_are_quantised_one_by_one_by_pillows_fast_octree():
     # each frame gets its own palette of 256 colours, chosen by Pillow's fast octree (the
     # fastest of its quantisers), and each pixel the palette colour its own colour maps to:
-    # no dithering, so equal pixels stay equal. A 24 x 32 block of 768 random colours,
+    # equal pixels stay equal. A 24 x 32 block of 768 random colours,
     # tiled 2 x 2, then a frame of 3 colours: exact with its own palette
     from PIL import Image
     rng = np.random.RandomState(0)

