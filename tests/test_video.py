@@ -665,3 +665,13 @@ def test_chained_callbacks_run_in_order():
 def test_gym_frame_rate():
     assert frame_rate(normalize(GymEnv("Pendulum-v1"))) == 30
     assert frame_rate(object()) == 30
+
+
+def test_sweeps_refuse_video_options():
+    from ddpg.experiment.search_space import check_space
+    for name in ("video_every", "video-camera"):
+        with pytest.raises(ValueError) as error:
+            check_space({name: 5})
+        assert str(error.value) == ("option %s cannot be set in a sweep: trials record no "
+                                    "videos (ddpg-train --video-every records one run's)"
+                                    % name.replace("-", "_"))

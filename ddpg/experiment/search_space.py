@@ -24,6 +24,8 @@ RESERVED_OPTIONS = {
     "snapshot_mode": "checkpoints are Tune checkpoints (--checkpoint-freq)",
     "snapshot_gap": "checkpoints are Tune checkpoints (--checkpoint-freq)",
     "no_progress_bar": "trials never show a progress bar",
+    "video_every": "trials record no videos (ddpg-train --video-every records one run's)",
+    "video_camera": "trials record no videos (ddpg-train --video-every records one run's)",
 }
 SEARCH_KINDS = ("grid", "choice", "uniform", "loguniform")
 
