@@ -23,6 +23,8 @@ __all__ = ["EpochVideos", "epoch_videos", "chain_callbacks", "VIDEO_FOLDER"]
 
 #: The run folder's subfolder for the videos.
 VIDEO_FOLDER = "videos"
+
+
 class EpochVideos(object):
     """The epoch callback that records the videos (see the module's docstring)."""
 
@@ -63,7 +65,11 @@ class EpochVideos(object):
         frames = self.record(algo)
         os.makedirs(self.folder, exist_ok=True)
         path = os.path.join(self.folder, "epoch_%d.mp4" % epoch)
-        write_video(frames, path, self.fps)
+        # written under another name, then renamed: a run killed while encoding leaves no
+        # half-written epoch_N.mp4
+        partial = os.path.join(self.folder, ".epoch_%d.partial.mp4" % epoch)
+        write_video(frames, partial, self.fps)
+        os.replace(partial, path)
         logger.record_animation("video", frames, self.fps, algo.total_env_steps)
         logger.log("Recorded %d frames of a deterministic episode in %s" % (len(frames), path))
 
