@@ -476,3 +476,22 @@ def test_the_rendering_benchmark_prints_its_figures():
                 if line.split() and line.split()[0] in ("cartpole", "Pendulum-v1"))
     assert rows["cartpole"][0] == "480x240" and rows["Pendulum-v1"][0] == "500x500"
     assert all(float(value) > 0 for row in rows.values() for value in row[1:])
+
+
+@pytest.mark.parametrize("algo, default", [("ddpg", 1), ("td3", 2)])
+def test_a_policy_delay_left_to_the_algorithm_groups_with_its_value(tmp_path, algo, default):
+    """A resumed run's params.json records the checkpoint's --policy-delay (1 for DDPG, 2 for
+    TD3) where a fresh run's says None ("the algorithm's default"): the same setting."""
+    from ddpg.experiment.results import group_runs, run_settings
+    runs = {"x/seed_1": dict(algo=algo, policy_delay=None),
+            "x/seed_2": dict(algo=algo, policy_delay=default, seed=2),
+            "x/seed_3": dict(algo=algo, policy_delay=default + 1, seed=3)}
+    for name, arguments in runs.items():
+        progress = write_csv(str(tmp_path / name / "progress.csv"), [[0, -1.0, 100]])
+        write_params(os.path.dirname(progress), **arguments)
+    files = find_progress_files([str(tmp_path / "x")])
+    assert run_settings(files[0])["policy_delay"] in (default, default + 1)
+    groups = group_runs(files, labels=[("all", "*")])
+    assert sorted(len(paths) for paths in groups.values()) == [1, 2]
+    lone, = [paths for paths in groups.values() if len(paths) == 1]
+    assert "seed_3" in lone[0]

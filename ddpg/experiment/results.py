@@ -28,6 +28,8 @@ import os
 
 import numpy as np
 
+from ddpg import hyperparams
+
 __all__ = ["PROGRESS_FILE", "find_progress_files", "read_rows", "read_curve",
            "group_of", "group_runs", "run_settings", "aggregate", "mean_std", "write_json"]
 
@@ -145,8 +147,20 @@ def run_settings(progress_path):
         except (OSError, ValueError):
             return None
         if isinstance(arguments, dict) and "env" in arguments:
-            return {key: value for key, value in arguments.items() if key not in NOT_SETTINGS}
+            return _resolved({key: value for key, value in arguments.items()
+                              if key not in NOT_SETTINGS})
     return None
+
+
+def _resolved(settings):
+    """``settings`` with a flag left at None ("the algorithm's default") replaced by that
+    default: a resumed run's arguments record the value the checkpoint holds
+    (``--policy-delay``: 1 for DDPG), and must group with the fresh runs of its seeds."""
+    if settings.get("policy_delay", 0) is None:
+        algorithm = settings.get("algo", "ddpg")
+        defaults = hyperparams.defaults(algorithm if algorithm in ("ddpg", "td3") else "ddpg")
+        settings = dict(settings, policy_delay=defaults["policy_delay"])
+    return settings
 
 
 def _signature(settings):
