@@ -27,8 +27,8 @@ from ddpg.rendering import choose_mujoco_gl, mujoco_cameras
 from ddpg.strategies import GaussianStrategy, OUStrategy
 from ddpg.td3 import TD3
 
-__all__ = ["ALGORITHMS", "CameraError", "make_env", "check_ctx", "build_env", "prepare_run", "make_strategy",
-           "make_algorithm", "attach_actors"]
+__all__ = ["ALGORITHMS", "CameraError", "make_env", "check_ctx", "build_env", "prepare_run",
+           "make_strategy", "make_algorithm", "attach_actors"]
 
 #: The classes of run_ddpg.py's --algo values.
 ALGORITHMS = {"ddpg": DDPG, "td3": TD3}

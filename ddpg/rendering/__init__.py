@@ -7,6 +7,6 @@ from .cartpole import draw_cartpole
 from .video import (VIDEO_INSTALL, VideoError, frame_rate, gif_bytes, scale_frames,
                     video_problem, write_video)
 
-__all__ = ["RENDER_INSTALL", "choose_mujoco_gl", "mujoco_cameras", "draw_cartpole", "VIDEO_INSTALL",
-           "VideoError", "frame_rate", "gif_bytes", "scale_frames", "video_problem",
-           "write_video"]
+__all__ = ["RENDER_INSTALL", "choose_mujoco_gl", "mujoco_cameras", "draw_cartpole",
+           "VIDEO_INSTALL", "VideoError", "frame_rate", "gif_bytes", "scale_frames",
+           "video_problem", "write_video"]
