@@ -57,13 +57,12 @@ class CartpoleEnv(Env):
     # descriptive (this space cannot meaningfully be sampled), finite for code that expects it.
     OBS_BOUND = 1e6
 
-    #: What :meth:`render` can give (None prints the state).
-    RENDER_MODES = (None, "rgb_array")
-    #: gymnasium's description of the rendering: one frame per 0.05 s step plays in real time
+    #: gymnasium's description of the rendering (render_mode None prints the state instead):
+    #: one frame per 0.05 s step plays in real time
     metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
 
     def __init__(self, reset_quirk=True, render_mode=None):
-        if render_mode not in self.RENDER_MODES:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError("the cart-pole's render_mode is None or 'rgb_array', not %r"
                              % (render_mode,))
         self.reset_quirk = reset_quirk

@@ -12,7 +12,7 @@ here runs at all.
 """
 import os
 
-from ddpg import logger, options
+from ddpg import options
 from ddpg.envs import seed_env
 from ddpg.experiment.build import build_env
 from ddpg.experiment.evaluate import RenderError, render_frame, run_episode
@@ -29,7 +29,6 @@ class EpochVideos(object):
     """The epoch callback that records the videos (see the module's docstring)."""
 
     def __init__(self, args, every, seed):
-        self.args = args
         self.every = int(every)
         self.seed = int(seed)
         self.env, self.max_path_length = build_env(
@@ -70,8 +69,8 @@ class EpochVideos(object):
         partial = os.path.join(self.folder, ".epoch_%d.partial.mp4" % epoch)
         write_video(frames, partial, self.fps)
         os.replace(partial, path)
-        logger.record_animation("video", frames, self.fps, algo.total_env_steps)
-        logger.log("Recorded %d frames of a deterministic episode in %s" % (len(frames), path))
+        algo.logger.record_animation("video", frames, self.fps, algo.total_env_steps)
+        algo.logger.log("Recorded %d frames of a deterministic episode in %s" % (len(frames), path))
 
 
 def epoch_videos(args, seed):

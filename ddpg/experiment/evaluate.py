@@ -241,19 +241,17 @@ def write_gif(frames, path, fps):
     """Write ``frames`` (H x W x 3 uint8 arrays) as a looping GIF with Pillow, or imageio."""
     try:
         data = gif_bytes(frames, fps)
-    except ImportError:
-        data = None
-    if data is not None:
-        with open(path, "wb") as handle:
-            handle.write(data)
+    except ImportError:  # no Pillow
+        try:
+            import imageio
+        except ImportError:
+            raise RenderError("writing a GIF needs Pillow or imageio; install one of them "
+                               "(pip install pillow)")
+        images = [np.asarray(frame, dtype=np.uint8) for frame in frames]
+        imageio.mimsave(path, images, duration=1.0 / fps, loop=0)
         return path
-    try:
-        import imageio
-    except ImportError:
-        raise RenderError("writing a GIF needs Pillow or imageio; install one of them "
-                           "(pip install pillow)")
-    images = [np.asarray(frame, dtype=np.uint8) for frame in frames]
-    imageio.mimsave(path, images, duration=1.0 / fps, loop=0)
+    with open(path, "wb") as handle:
+        handle.write(data)
     return path
 
 

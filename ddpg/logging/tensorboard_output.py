@@ -9,6 +9,8 @@ so ``import ddpg`` never needs it.
 import numbers
 import os
 
+import numpy as np
+
 __all__ = ["TENSORBOARD_INSTALL", "TensorBoardOutput"]
 
 #: How to get tensorboardX, named in the error raised when it is missing.
@@ -92,11 +94,11 @@ class TensorBoardOutput(object):
         """``frames`` as one animated GIF image (tensorboardX's own video summary needs
         moviepy; a GIF in an image summary is what it writes with it)."""
         from tensorboardX.summary import Summary
-        from ddpg.rendering.video import gif_bytes, rgb_frames
-        images = rgb_frames(frames)
-        height, width = images[0].shape[:2]
+        from ddpg.rendering.video import gif_bytes
+        data = gif_bytes(frames, fps)  # checks the frames: all H x W x 3 (or 4), one size
+        height, width = np.shape(frames[0])[:2]
         image = Summary.Image(height=height, width=width, colorspace=3,
-                              encoded_image_string=gif_bytes(images, fps))
+                              encoded_image_string=data)
         self.writer.file_writer.add_summary(
             Summary(value=[Summary.Value(tag=tag, image=image)]), int(step))
         self.writer.flush()
