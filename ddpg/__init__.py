@@ -8,14 +8,11 @@ import os
 # executor of the library is bound without it (ddpg.backend.binding), and a user's own
 # MXNET_SUBGRAPH_BACKEND is left as it is.
 
-try:
-    import mxnet  # noqa: F401  (imported first to give a clear message when missing)
-except ImportError as error:  # pragma: no cover - depends on the installation
-    raise ImportError(
-        "ddpg needs MXNet 1.9: install the CPU wheel with `pip install mxnet==1.9.1` (or "
-        "`pip install \"mxnet-ddpg[cpu]\"`), or for CUDA 11.2 GPUs `pip install "
-        "mxnet-cu112==1.9.1` (`pip install \"mxnet-ddpg[gpu]\"`). MXNet 1.9 needs "
-        "numpy<1.24. (%s)" % (error,))
+# MXNet 1.9 reads numpy names that numpy 1.24 and 2.x removed: the import gets stand-ins for
+# them and numpy is left as it was (ddpg.backend.mxnet_compat); a missing MXNet is an
+# ImportError that names the install command
+from ddpg.backend.mxnet_compat import import_mxnet  # noqa: E402
+mxnet = import_mxnet()
 
 # On the CPU, MXNet's synchronous NaiveEngine runs DDPG's many small operations faster than
 # the threaded engine (see docs/performance.md). MXNet starts its engine at the

@@ -13,6 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 from ddpg.envs import (Box, Env, EnvSpec, GymEnv, NormalizedEnv, Step, is_box_space, normalize,
                        seed_env)
+from ddpg.envs.gym_env import environment_action
 
 from helpers import PointEnv
 
@@ -547,18 +548,29 @@ class RecordingGymnasiumEnv(gymnasium.Env):
         return np.zeros(2, dtype=np.float32), 1.0, True, True, {"extra": 5}
 
 
-def test_gym_env_passes_actions_in_the_wrapped_shape_and_dtype():
+def test_gym_env_passes_actions_in_the_wrapped_shape_rounded_to_its_dtype():
+    """A float32 action space gets float32 values handed over in float64, so that the
+    environment's arithmetic is float64 under numpy 1.x and 2.x alike."""
     inner = RecordingGymnasiumEnv()
     env = GymEnv(inner)
     assert env.env_id is None and env.horizon is None
     env.reset()
-    _, reward, done, info = env.step(np.array([[0.25, -0.5]], dtype=np.float64))
-    assert inner.actions[0].shape == (2,) and inner.actions[0].dtype == np.float32
-    np.testing.assert_array_equal(inner.actions[0], [0.25, -0.5])
+    _, reward, done, info = env.step(np.array([[0.1, -0.5]], dtype=np.float64))
+    assert inner.actions[0].shape == (2,) and inner.actions[0].dtype == np.float64
+    np.testing.assert_array_equal(inner.actions[0], [np.float32(0.1), -0.5])
+    assert inner.actions[0][0] != 0.1  # rounded to float32 first
     # terminated and truncated together is a true terminal: no time-limit bootstrap.
     assert done and info["terminated"] and info["truncated"]
     assert info["TimeLimit.truncated"] is False and info["extra"] == 5
     assert isinstance(env.clone().unwrapped_env, RecordingGymnasiumEnv)
+
+
+@pytest.mark.parametrize("dtype, handed", [(np.float32, np.float64), (np.float16, np.float64),
+                                           (np.float64, np.float64), (np.int64, np.int64)])
+def test_environment_action_keeps_the_space_values_in_float64(dtype, handed):
+    action = environment_action(np.array([0.7, -1.3]), dtype)
+    assert action.dtype == handed
+    np.testing.assert_array_equal(action, np.array([0.7, -1.3]).astype(dtype))
 
 
 def test_gym_env_rejects_discrete_actions():

@@ -150,6 +150,23 @@ def _wrap_record_video(env, record_video):
     return library.wrappers.RecordVideo(env, folder)
 
 
+def environment_action(action, dtype):
+    """``action`` as handed to the environment: its values rounded to the action space's
+    ``dtype``, and a floating ``dtype`` narrower than float64 handed over in float64.
+
+    An environment computes its reward and dynamics from the action with numpy (Pendulum's
+    ``0.001 * u**2``, MuJoCo's control costs). numpy 1.x promotes a float32 scalar met with a
+    Python float to float64, numpy 2 keeps float32 (NEP 50): a float32 action would give
+    different rewards under each. float64 values that float32 can represent exactly make both
+    compute in float64, the same numbers.
+    """
+    dtype = np.dtype(dtype)
+    action = np.asarray(action).astype(dtype)
+    if dtype.kind == "f" and dtype.itemsize < 8:
+        return action.astype(np.float64)
+    return action
+
+
 class GymEnv(Env):
     """rllab-interface adapter around a gymnasium or gym 0.26 environment.
 
@@ -261,8 +278,8 @@ class GymEnv(Env):
         if action.size != self._action_space.flat_dim:
             raise ValueError("%s expects %d action values, got an array of shape %s"
                              % (self._name(), self._action_space.flat_dim, action.shape))
-        action = action.reshape(space.shape).astype(space.dtype)
-        observation, reward, terminated, truncated, info = self.env.step(action)
+        observation, reward, terminated, truncated, info = self.env.step(
+            environment_action(action.reshape(space.shape), space.dtype))
         terminated, truncated = bool(terminated), bool(truncated)
         info = dict(info)
         info["terminated"] = terminated

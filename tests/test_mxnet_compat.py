@@ -1,0 +1,185 @@
+"""ddpg.backend.mxnet_compat: MXNet 1.9 imports under numpy 1.24+ and 2.x, numpy is left as
+``import ddpg`` found it, and what cannot be imported says why.
+
+Each import runs in a new process (an imported MXNet cannot be imported again). The numpy of
+the environment may have every name MXNet reads (numpy 1.23) or lack some (1.26, 2.x); the
+processes also take names away from numpy before the import, so both cases run everywhere.
+"""
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from ddpg.backend import mxnet_compat
+from ddpg.backend.mxnet_compat import REMOVED_NUMPY_NAMES, missing_numpy_names
+
+
+def run_python(*parts):
+    """Run the code ``parts`` (each dedented) in a new interpreter; (return code, stdout,
+    stderr)."""
+    code = "\n".join(textwrap.dedent(part) for part in parts)
+    finished = subprocess.run([sys.executable, "-c", code],
+                              capture_output=True, text=True, timeout=120)
+    return finished.returncode, finished.stdout, finished.stderr
+
+
+def error_line(stderr):
+    """The exception's line of a traceback (MXNet may print its own lines at exit)."""
+    return [line for line in stderr.splitlines() if line.startswith("ImportError")][-1]
+
+
+#: A prologue that removes numpy names before anything imports MXNet, as numpy 2.4 lacks them.
+REMOVE = """
+import numpy
+REMOVED = %r
+for name in REMOVED:
+    if name in vars(numpy):
+        delattr(numpy, name)
+"""
+
+
+def test_new_process_import_leaves_numpy_as_found():
+    code = REMOVE % (["PZERO", "NINF", "alltrue", "msort", "in1d"],), """
+    import json
+    before = {name: repr(getattr(numpy, name, "absent")) for name in %r}
+    import ddpg, mxnet
+    after = {name: repr(getattr(numpy, name, "absent")) for name in %r}
+    print(json.dumps({"same": before == after, "mx_pzero": float(mxnet.numpy.PZERO),
+                      "mx_ninf": float(mxnet.numpy.NINF),
+                      "mx_alltrue": bool(mxnet.numpy.alltrue([True, False]))}))
+    """ % (list(REMOVED_NUMPY_NAMES), list(REMOVED_NUMPY_NAMES))
+    returncode, out, err = run_python(*code)
+    assert returncode == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result == {"same": True, "mx_pzero": 0.0, "mx_ninf": float("-inf"),
+                      "mx_alltrue": False}
+
+
+def test_new_process_numpy_without_any_removed_name_trains_a_step():
+    """With every name taken away (but ``bool``, which numpy 2 uses itself), MXNet binds,
+    runs forward and backward, and updates."""
+    code = REMOVE % ([name for name in REMOVED_NUMPY_NAMES if name != "bool"],), """
+    import numpy as np
+    import ddpg
+    import mxnet as mx
+    data = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(data, num_hidden=2, name="fc")
+    loss = mx.sym.MakeLoss(mx.sym.sum(mx.sym.square(net)))
+    exe = loss.simple_bind(ctx=mx.cpu(), data=(3, 4))
+    exe.arg_dict["data"][:] = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+    exe.arg_dict["fc_weight"][:] = 0.1
+    exe.arg_dict["fc_bias"][:] = 0.0
+    exe.forward(is_train=True)
+    exe.backward()
+    updater = mx.optimizer.get_updater(mx.optimizer.create("adam", learning_rate=0.1))
+    before = exe.arg_dict["fc_weight"].asnumpy().copy()
+    updater(0, exe.grad_dict["fc_weight"], exe.arg_dict["fc_weight"])
+    print(exe.outputs[0].asnumpy().item(), float(abs(exe.arg_dict["fc_weight"].asnumpy()
+                                                     - before).max()))
+    """
+    returncode, out, err = run_python(*code)
+    assert returncode == 0, err
+    loss, change = [float(value) for value in out.split()]
+    x = np.arange(12, dtype=np.float64).reshape(3, 4) / 10
+    assert loss == pytest.approx(np.sum(np.square(x @ np.full((4, 2), 0.1))), rel=1e-5)
+    assert change == pytest.approx(0.1, rel=1e-3)  # Adam's first step: the learning rate
+
+
+def test_new_process_missing_mxnet_names_the_install_command():
+    code = """
+    import sys
+    class NoMXNet:
+        def find_spec(self, name, path=None, target=None):
+            if name == "mxnet" or name.startswith("mxnet."):
+                raise ModuleNotFoundError("No module named 'mxnet'", name="mxnet")
+    sys.meta_path.insert(0, NoMXNet())
+    import ddpg
+    """
+    returncode, _, err = run_python(code)
+    assert returncode == 1
+    last = error_line(err)
+    assert last.startswith("ImportError: ddpg needs MXNet 1.9: ")
+    assert mxnet_compat.MXNET_INSTALL in last
+    assert 'pip install "mxnet-ddpg[cpu]"' in last
+
+
+def test_new_process_missing_distutils_names_setuptools():
+    code = """
+    import sys
+    class NoDistutils:
+        def find_spec(self, name, path=None, target=None):
+            if name == "distutils" or name.startswith("distutils."):
+                raise ModuleNotFoundError("No module named %r" % name, name=name)
+    sys.modules.pop("distutils", None)
+    sys.meta_path.insert(0, NoDistutils())
+    import ddpg
+    """
+    returncode, _, err = run_python(code)
+    assert returncode == 1
+    last = error_line(err)
+    assert last.startswith("ImportError: MXNet 1.9 imports distutils, which Python %d.%d no "
+                           "longer has" % sys.version_info[:2])
+    assert last.endswith("pip install setuptools")
+
+
+def test_new_process_name_without_stand_in_names_numpy_version():
+    """A numpy that lacks a name MXNet reads and the table does not know: an ImportError
+    that names the numpy release, and numpy's stand-ins still removed."""
+    code = REMOVE % (["PZERO", "allclose"],), """
+    try:
+        import ddpg
+    except ImportError as error:
+        print(error)
+    print(hasattr(numpy, "PZERO"))
+    """
+    returncode, out, err = run_python(*code)
+    assert returncode == 0, err
+    message, pzero = out.strip().splitlines()
+    assert message.startswith("MXNet 1.9 could not be imported with numpy %s (" % np.__version__)
+    assert "allclose" in message
+    assert pzero == "False"
+
+
+def test_missing_numpy_names_lists_what_a_module_lacks():
+    class Numpy(object):
+        PZERO = 0.0
+        alltrue = staticmethod(all)
+    assert missing_numpy_names(Numpy) == [name for name in REMOVED_NUMPY_NAMES
+                                          if name not in ("PZERO", "alltrue")]
+    assert missing_numpy_names(type("Full", (), dict.fromkeys(REMOVED_NUMPY_NAMES))) == []
+
+
+def test_stand_ins_are_numpys_documented_replacements():
+    stand_ins = mxnet_compat._stand_ins(np)  # pylint: disable=protected-access
+    assert set(stand_ins) == set(REMOVED_NUMPY_NAMES)
+    assert stand_ins["bool"] is np.bool_
+    assert (stand_ins["PZERO"], stand_ins["PINF"], stand_ins["NINF"], stand_ins["Inf"]) == (
+        0.0, np.inf, -np.inf, np.inf)
+    assert np.signbit(stand_ins["NZERO"]) and stand_ins["NZERO"] == 0.0
+    assert np.isnan(stand_ins["NAN"]) and np.isnan(stand_ins["NaN"])
+    values = np.array([[3, 1], [2, 5], [1, 4]])
+    assert stand_ins["alltrue"]([True, False]) is np.False_
+    assert stand_ins["sometrue"]([False, True]) is np.True_
+    assert stand_ins["product"](values) == 3 * 1 * 2 * 5 * 1 * 4
+    assert stand_ins["round_"](2.675, 2) == np.round(2.675, 2)
+    np.testing.assert_array_equal(stand_ins["msort"](values), [[1, 1], [2, 4], [3, 5]])
+    np.testing.assert_array_equal(stand_ins["in1d"](values, [1, 5]),
+                                  [False, True, False, True, True, False])
+    np.testing.assert_array_equal(stand_ins["in1d"](values, [1, 5], invert=True),
+                                  [True, False, True, False, False, True])
+    if hasattr(np, "trapezoid"):
+        assert stand_ins["trapz"]([1.0, 2.0, 3.0]) == 4.0
+    with pytest.raises(NotImplementedError, match="numpy.npv was removed in numpy 2.0 "
+                                                  r"\(numpy-financial has it\)"):
+        stand_ins["npv"](0.1, [1, 2])
+
+
+def test_install_command_fits_the_python():
+    if sys.version_info >= (3, 13):
+        assert mxnet_compat.MXNET_INSTALL == ('pip install --no-deps mxnet==1.9.1 && pip '
+                                              'install "mxnet-ddpg[cpu]"')
+    else:
+        assert mxnet_compat.MXNET_INSTALL == 'pip install "mxnet-ddpg[cpu]"'

@@ -1,0 +1,73 @@
+"""A seeded run gives the same numbers on every supported Python and numpy.
+
+The runs of tests/reference_runs.py, repeated here with this interpreter, must give exactly
+the fingerprints of tests/data/reference_runs.json, written with Python 3.11 and numpy 1.23.5:
+every progress.csv value but the timings, every array of the final checkpoint and the
+training state's random generators. CI runs the suite on the oldest and the newest
+supported Python (numpy 1.x and 2.x), so a computation whose result depends on numpy's type
+promotion or on the Python release fails here on one of them.
+"""
+import json
+
+import pytest
+
+import reference_runs
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with open(reference_runs.REFERENCE_FILE) as reference_file:
+        return json.load(reference_file)
+
+
+def _differences(expected, actual):
+    """Human-readable differences between two fingerprints (at most a few)."""
+    found = []
+    for row, (want, got) in enumerate(zip(expected["progress"], actual["progress"])):
+        found += ["progress.csv row %d %s: %s, expected %s" % (row, key, got.get(key), value)
+                  for key, value in want.items() if got.get(key) != value]
+    if len(expected["progress"]) != len(actual["progress"]):
+        found.append("progress.csv has %d rows, expected %d"
+                     % (len(actual["progress"]), len(expected["progress"])))
+    for name in sorted(set(expected["checkpoint"]) | set(actual["checkpoint"])):
+        if expected["checkpoint"].get(name) != actual["checkpoint"].get(name):
+            found.append("checkpoint %s differs" % name)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(reference_runs.RUNS))
+def test_new_process_run_matches_the_reference_environment(name, reference, tmp_path):
+    actual = reference_runs.run_fingerprint(name, str(tmp_path))
+    differences = _differences(reference["runs"][name], actual)
+    assert not differences, "%s on %s differs from %s:\n%s" % (
+        name, reference_runs.environment(), reference["written_with"],
+        "\n".join(differences[:20]))
+
+
+def test_fingerprint_sees_one_changed_number(reference):
+    """The comparison catches a single value: a progress number or one array's bytes."""
+    expected = reference["runs"]["cartpole"]
+    changed = json.loads(json.dumps(expected))
+    changed["progress"][1]["AverageQ"] = changed["progress"][1]["AverageQ"] + "1"
+    assert _differences(expected, changed) == [
+        "progress.csv row 1 AverageQ: %s, expected %s"
+        % (changed["progress"][1]["AverageQ"], expected["progress"][1]["AverageQ"])]
+    changed = json.loads(json.dumps(expected))
+    changed["checkpoint"]["qfunc.params/qfunc_qval_weight"] = "0" * 64
+    assert _differences(expected, changed) == [
+        "checkpoint qfunc.params/qfunc_qval_weight differs"]
+
+
+def test_array_digest_covers_dtype_shape_and_bytes():
+    import numpy as np
+    base = reference_runs.array_digest(np.zeros((2, 3), dtype=np.float32))
+    assert reference_runs.array_digest(np.zeros((3, 2), dtype=np.float32)) != base
+    assert reference_runs.array_digest(np.zeros((2, 3), dtype=np.float64)) != base
+    assert reference_runs.array_digest(np.full((2, 3), -0.0, dtype=np.float32)) != base
+    assert reference_runs.array_digest(np.zeros((2, 3), dtype=np.float32)) == base
+
+
+def test_timing_columns_are_left_out(tmp_path):
+    path = tmp_path / "progress.csv"
+    path.write_text("Epoch,Time,ItrTime,EnvStepsPerSecond,AverageQ\n0,1.5,0.2,900,3.25\n")
+    assert reference_runs.progress_values(str(path)) == [{"Epoch": "0", "AverageQ": "3.25"}]
