@@ -79,6 +79,16 @@ def test_a_gymnasium_environment_is_described_by_its_id():
                                                 "high": [1.0, 1.0, 8.0]}
 
 
+def test_a_goal_conditioned_environment_is_described_with_its_input_layout():
+    from goal_envs import point_goal_env
+    description = describe_env(normalize(GymEnv(point_goal_env())))
+    # the networks' flat vector: 2 values of the observation, then 2 of the desired goal
+    assert description["env"]["goal_layout"] == {"observation": 2, "desired_goal": 2}
+    assert description["observation_space"]["shape"] == [4]
+    assert "goal_layout" not in describe_env(GymEnv("Pendulum-v1"))["env"]
+    json.dumps(description, allow_nan=False)
+
+
 def test_an_rllab_style_environment_is_described_by_its_spaces_and_wrappers_by_class():
     env = point_env()
     description = describe_env(Wrapper(normalize(env)))

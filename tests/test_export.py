@@ -1,5 +1,10 @@
 """Exported policies (ddpg.experiment.export): the MXNet symbol pair and ONNX give the library policy's
-actions in the environment's units, for any batch size; examples/evaluate.py runs them."""
+actions in the environment's units, for any batch size, with --obs-norm's clipped
+normalisation too (goal-conditioned FetchReach-v4 included); examples/evaluate.py runs them.
+The ONNX converter (ddpg.experiment.onnx_graph) against MXNet and a NumPy forward pass, for
+every activation and LayerNorm setting define_policy builds and every operator it
+translates."""
+import importlib
 import json
 import os
 import subprocess
@@ -9,7 +14,9 @@ import numpy as np
 import pytest
 
 from ddpg import experiment, logger
-from ddpg.experiment import export
+from ddpg.checkpoint import CheckpointReader
+from ddpg.experiment import export, onnx_graph
+from ddpg.experiment.policy_source import checkpoint_obs_normalizer
 
 pytest.importorskip("onnx", reason='pip install "mxnet-ddpg[onnx]"')
 ort = pytest.importorskip("onnxruntime", reason='pip install "mxnet-ddpg[onnx]"')
@@ -29,7 +36,19 @@ RUNS = {
     # running observation normalisation, LayerNorm and tanh hidden layers; 6 actions
     "mujoco": ["--env", "HalfCheetah-v5", "--normalize-obs", "--max-path-length", "100",
                "--layer-norm", "--activation", "tanh", "--policy-hidden-sizes", "24", "16"],
+    # the HER authors' clipped normaliser without MuJoCo, and softsign hidden layers
+    "pendulum_obs_norm": ["--env", "Pendulum-v1", "--obs-norm", "--activation", "softsign",
+                          "--policy-hidden-sizes", "12", "8"],
+    # a goal-conditioned task: [observation, desired_goal] in, the fetchreach preset's
+    # hindsight replay and --obs-norm, smaller
+    "fetchreach": ["--preset", "fetchreach", "--policy-hidden-sizes", "32", "24",
+                   "--n-envs", "1"],
 }
+#: The modules a run needs, skipped without them.
+NEEDS = {"mujoco": ("mujoco",), "fetchreach": ("mujoco", "gymnasium_robotics")}
+#: Observation and action sizes.
+SIZES = {"pendulum": (3, 1), "pendulum_obs_norm": (3, 1), "mujoco": (17, 6),
+         "fetchreach": (13, 4)}
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +59,11 @@ def trained(tmp_path_factory):
     logger.set_log_tabular_only(True)
     try:
         for name, flags in RUNS.items():
-            if name == "mujoco":
-                try:
-                    import mujoco  # noqa: F401  pylint: disable=unused-import
-                except ImportError:
-                    continue
+            try:
+                for module in NEEDS.get(name, ()):
+                    importlib.import_module(module)
+            except ImportError:
+                continue
             folder = str(tmp_path_factory.mktemp(name))
             run_ddpg.main(flags + SMALL + ["--log-dir", folder])
             written = export.export_policy(os.path.join(folder, "params"),
@@ -59,14 +78,16 @@ def trained(tmp_path_factory):
 
 def checkpoint_run(trained, name):
     if name not in trained:
-        pytest.skip("MuJoCo is not installed (gymnasium[mujoco])")
+        pytest.skip("needs %s (pip install -r requirements-test.txt)"
+                    % " and ".join(NEEDS[name]))
     return trained[name]
 
 
 def library_actions(folder, observations):
     """The restored library policy's actions for raw observations, in the environment's
     units: normalised as NormalizedEnv normalises (NumPy here, statistics fixed), then
-    DeterministicMLPPolicy.get_action, then NormalizedEnv.scale_action."""
+    DeterministicMLPPolicy.get_action (which applies --obs-norm's normaliser), then
+    NormalizedEnv.scale_action."""
     checkpoint = os.path.join(folder, "params")
     args = export.checkpoint_run_args(experiment.read_manifest(checkpoint))
     env, max_path_length = experiment.make_env(args)
@@ -79,6 +100,57 @@ def library_actions(folder, observations):
             obs = (obs - stats["obs_mean"]) / (np.sqrt(stats["obs_var"]) + 1e-8)
         actions.append(algo.env.scale_action(algo.policy.get_action(obs)))
     return np.array(actions), args
+
+
+#: define_policy's hidden activations in NumPy
+NUMPY_ACTIVATIONS = {"relu": lambda v: np.maximum(v, 0.0),
+                     "sigmoid": lambda v: 1.0 / (1.0 + np.exp(-v)),
+                     "softrelu": lambda v: np.logaddexp(0.0, v),
+                     "softsign": lambda v: v / (1.0 + np.abs(v)),
+                     "tanh": np.tanh}
+
+
+def numpy_policy(weights, x, activation="relu", layer_norm=False):
+    """define_policy's network in NumPy (float64): ``policy_fc<i>`` layers, LayerNorm
+    ``policy_ln<i>`` over the features (eps 1e-5), the activation, a tanh output."""
+    n_layers = len([name for name in weights if name.endswith("_weight")])
+    h = np.asarray(x, dtype=np.float64)
+    for i in range(1, n_layers + 1):
+        h = h @ np.asarray(weights["policy_fc%d_weight" % i], np.float64).T + \
+            np.asarray(weights["policy_fc%d_bias" % i], np.float64)
+        if i == n_layers:
+            return np.tanh(h)
+        if layer_norm:
+            h = (h - h.mean(axis=1, keepdims=True)) / np.sqrt(h.var(axis=1, keepdims=True)
+                                                              + 1e-5)
+            h = h * weights["policy_ln%d_gamma" % i] + weights["policy_ln%d_beta" % i]
+        h = NUMPY_ACTIVATIONS[activation](h)
+
+
+def numpy_exported_path(checkpoint, observations):
+    """The exported path in NumPy from the checkpoint's own data: normalize()'s statistics,
+    --obs-norm's sums (mean, std at least 0.01, clips at 200 and 5), the policy's weights,
+    the described action bounds."""
+    reader = CheckpointReader(checkpoint)
+    manifest, state = reader.manifest, reader.training_state()
+    x = np.asarray(observations, dtype=np.float64)
+    description = manifest["env_description"]
+    if description["normalize"] and description["normalize"]["normalize_obs"]:
+        stats = state["env"]["stats"]
+        x = (x - stats["obs_mean"]) / (np.sqrt(stats["obs_var"]) + 1e-8)
+    if manifest["hyperparameters"].get("obs_norm"):
+        sums = state["obs_normalizer"]
+        mean = np.asarray(sums["sum"]) / sums["count"]
+        std = np.sqrt(np.maximum(np.asarray(sums["sumsq"]) / sums["count"] - mean ** 2, 1e-4))
+        x = np.clip((np.clip(x, -200.0, 200.0) - mean) / std, -5.0, 5.0)
+    options = manifest["networks"]["policy"]
+    action = numpy_policy(reader.params("policy"), x, options["activation"],
+                          options["layer_norm"])
+    if description["normalize"] is None:
+        return action
+    low = np.array(description["action_space"]["low"])
+    high = np.array(description["action_space"]["high"])
+    return low + (action + 1.0) / 2.0 * (high - low)
 
 
 def raw_observations(args, n=300, seed=0):
@@ -103,14 +175,33 @@ def test_exported_models_give_the_library_policys_actions(trained, name):
     reference_args = export.checkpoint_run_args(
         experiment.read_manifest(os.path.join(folder, "params")))
     observations = raw_observations(reference_args)
+    # and observations far outside what training saw: beyond --obs-norm's clip_obs (200)
+    # and more than clip_range (5) standard deviations from the mean
+    observations = np.concatenate([observations, observations[:30] * 300.0,
+                                   observations[30:60] + 3.0])
     expected, args = library_actions(folder, observations)
     assert args.normalize_obs == (name == "mujoco")
+    assert args.obs_norm == name.endswith("obs_norm") or name == "fetchreach"
     # the actions use the environment's range, not [-1, 1] (Pendulum: [-2, 2])
-    assert expected.shape == (300, 6 if name == "mujoco" else 1)
+    assert expected.shape == (360, SIZES[name][1])
+    assert observations.shape[1] == SIZES[name][0]
+
+    normalizer = checkpoint_obs_normalizer(CheckpointReader(os.path.join(folder, "params")),
+                                           SIZES[name][0])
+    assert (normalizer is not None) == args.obs_norm
+    if normalizer is not None:  # both of the normaliser's clips matter for these observations
+        assert np.abs(observations).max() > normalizer.clip_obs
+        standardised = (np.clip(observations, -normalizer.clip_obs, normalizer.clip_obs)
+                        - normalizer.mean) / normalizer.std
+        assert np.mean(np.abs(standardised) > normalizer.clip_range) > 0.05
+    # an independent NumPy computation of the whole path from the checkpoint's data
+    np.testing.assert_allclose(numpy_exported_path(os.path.join(folder, "params"),
+                                                   observations), expected, rtol=0, atol=1e-5)
 
     session = ort.InferenceSession(os.path.join(folder, "policy.onnx"),
                                    providers=["CPUExecutionProvider"])
     assert [i.name for i in session.get_inputs()] == ["obs"]
+    assert [o.name for o in session.get_outputs()] == ["action"]
     assert session.get_inputs()[0].shape[0] is None or \
         isinstance(session.get_inputs()[0].shape[0], str)  # a dynamic batch dimension
     batch = observations.astype(np.float32)
@@ -156,6 +247,50 @@ def test_the_onnx_file_says_what_it_was_exported_from(trained):
     assert metadata["ddpg.env"] == "Pendulum-v1"
     assert metadata["ddpg.action_low"] == [-2.0] and metadata["ddpg.action_high"] == [2.0]
     assert metadata["ddpg.normalize_obs"] is False and metadata["ddpg.epoch"] == 2
+    assert metadata["ddpg.obs_norm"] is False
+    assert metadata["ddpg.input_layout"] == [["observation", 3]]
+    assert (metadata["ddpg.obs_dim"], metadata["ddpg.act_dim"]) == (3, 1)
+
+
+def test_the_onnx_model_is_opset_17_with_its_parameters_as_constants(trained):
+    import onnx
+    folder = checkpoint_run(trained, "pendulum")
+    model = onnx.load(os.path.join(folder, "policy.onnx"))
+    onnx.checker.check_model(model, full_check=True)
+    assert [(entry.domain, entry.version) for entry in model.opset_import] == [("", 17)]
+    assert model.ir_version == 8  # what onnxruntime 1.12 and later load
+    graph = model.graph
+    (only_input,), (output,) = graph.input, graph.output
+    assert only_input.name == "obs" and output.name == "action"
+    for value, size in ((only_input, 3), (output, 1)):
+        assert value.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+        batch, features = value.type.tensor_type.shape.dim
+        assert batch.dim_param == "batch" and features.dim_value == size
+    constants = {initializer.name: initializer for initializer in graph.initializer}
+    reader = CheckpointReader(os.path.join(folder, "params"))
+    for name, value in reader.params("policy").items():
+        np.testing.assert_array_equal(onnx.numpy_helper.to_array(constants[name]), value)
+    assert all(initializer.data_type == onnx.TensorProto.FLOAT
+               for initializer in graph.initializer)
+    # the MXNet graph node for node: 3 layers, the tanh, the rescaling, the output
+    assert [node.op_type for node in graph.node] == [
+        "Gemm", "Relu", "Gemm", "Relu", "Gemm", "Tanh", "Clip", "Add", "Mul", "Add",
+        "Identity"]
+
+
+def test_a_goal_tasks_onnx_file_says_how_its_input_is_laid_out(trained):
+    import onnx
+    folder = checkpoint_run(trained, "fetchreach")
+    model = onnx.load(os.path.join(folder, "policy.onnx"))
+    metadata = {entry.key: json.loads(entry.value) for entry in model.metadata_props}
+    assert metadata["ddpg.env"] == "FetchReach-v4" and metadata["ddpg.obs_norm"] is True
+    # GymEnv's flat vector: the 10 observation values, then the 3 of the desired goal
+    assert metadata["ddpg.input_layout"] == [["observation", 10], ["desired_goal", 3]]
+    manifest = experiment.read_manifest(os.path.join(folder, "params"))
+    assert manifest["env_description"]["env"]["goal_layout"] == {"observation": 10,
+                                                                 "desired_goal": 3}
+    ops = [node.op_type for node in model.graph.node]
+    assert ops[:4] == ["Clip", "Sub", "Div", "Clip"]  # the clipped normalisation first
 
 
 def evaluate(folder, *flags):
@@ -184,14 +319,15 @@ def test_export_cli_and_missing_onnx(trained, tmp_path, monkeypatch, capsys):
     folder = checkpoint_run(trained, "pendulum")
     checkpoint = os.path.join(folder, "params")
     monkeypatch.setitem(sys.modules, "onnx", None)
-    with pytest.raises(ImportError, match=r"pip install onnx==1\.14\.1"):
+    with pytest.raises(ImportError, match=r'pip install "mxnet-ddpg\[onnx\]"'):
         export.export_policy(checkpoint, str(tmp_path / "a"))
     assert os.listdir(str(tmp_path)) == []  # nothing written before the refusal
     with pytest.raises(SystemExit) as exit_info:
         export.main([checkpoint, "-o", str(tmp_path / "b")])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "pip install onnx==1.14.1" in err
+    assert len(err.splitlines()) == 1 and 'pip install "mxnet-ddpg[onnx]"' in err
+    assert "==" not in err  # the extra, not a bare pin
     # the MXNet pair needs no onnx
     written = export.main([checkpoint, "-o", str(tmp_path / "c"), "--format", "mxnet"])
     assert sorted(os.path.basename(path) for path in written) == \
@@ -368,3 +504,173 @@ def test_an_older_checkpoint_without_the_description_exports_with_env(tmp_path, 
                            "cartpole"])
     assert sorted(os.path.basename(path) for path in written) == \
         ["b-0000.params", "b-symbol.json"]
+
+
+@pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
+def test_a_goal_checkpoint_saved_from_python_exports_its_clipped_normalisation(tmp_path):
+    """obs_norm and hindsight replay on a goal-conditioned environment without MuJoCo
+    (tests/goal_envs.py): ONNX, the MXNet pair, the policy's own actions and NumPy agree,
+    within and beyond the normaliser's clips."""
+    import mxnet as mx
+    from ddpg.envs import GymEnv, normalize
+    from goal_envs import point_goal_env
+    from helpers import build_algorithm
+    algo = build_algorithm(env=normalize(GymEnv(point_goal_env())), seed=6, n_epochs=1,
+                           epoch_length=60, memory_start_size=20, batch_size=8,
+                           max_path_length=10, eval_samples=10, her=True, obs_norm=True,
+                           pi_hidden=(9, 7),
+                           policy_kwargs=dict(activation="sigmoid", layer_norm=True))
+    algo.train()
+    rng = np.random.RandomState(2)
+    normalizer = algo.obs_normalizer
+    # statistics of a wide spread in x and goal x, so that the clip at clip_obs (200) falls
+    # within clip_range (5) standard deviations there
+    normalizer.update(rng.normal(0.0, 1.0, size=(3000, 4)) * [150.0, 0.5, 150.0, 0.5])
+    checkpoint, out = str(tmp_path / "ckpt"), str(tmp_path / "out")
+    algo.save(checkpoint)
+    export.export_policy(checkpoint, out)
+    inside = rng.uniform(-0.6, 0.6, size=(100, 4))  # [position, goal]
+    observations = np.concatenate([inside, inside[:20] * 600.0, inside[20:40] * 8.0])
+    clipped = np.clip(observations, -normalizer.clip_obs, normalizer.clip_obs)
+    standardised = (clipped - normalizer.mean) / normalizer.std
+    # both clips change what the network sees
+    assert np.mean((clipped != observations) & (np.abs(standardised) < 4.0)) > 0.02
+    assert np.mean(np.abs(standardised) > normalizer.clip_range) > 0.02
+    expected = np.array([algo.policy.get_action(obs) for obs in observations])
+    np.testing.assert_allclose(numpy_exported_path(checkpoint, observations), expected,
+                               rtol=0, atol=1e-5)
+    batch = observations.astype(np.float32)
+    session = ort.InferenceSession(out + ".onnx", providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(session.run(None, {"obs": batch})[0], expected, rtol=0,
+                               atol=1e-5)
+    block = mx.gluon.SymbolBlock.imports(out + "-symbol.json", ["obs"], out + "-0000.params")
+    np.testing.assert_allclose(block(mx.nd.array(batch)).asnumpy(), expected, rtol=0,
+                               atol=1e-5)
+    import onnx
+    metadata = {entry.key: json.loads(entry.value)
+                for entry in onnx.load(out + ".onnx").metadata_props}
+    assert metadata["ddpg.input_layout"] == [["observation", 2], ["desired_goal", 2]]
+    assert metadata["ddpg.obs_norm"] is True and metadata["ddpg.normalize_obs"] is False
+
+
+# ---------------------------------------------------------------------------------------------
+# the ONNX converter (ddpg.experiment.onnx_graph) on its own
+
+
+def random_params(symbol, input_shape, seed=0, scale=1.0, input_name="obs", **shapes):
+    """Every parameter of ``symbol`` drawn from N(0, scale^2) (``shapes``: those MXNet
+    cannot infer), float32."""
+    rng = np.random.RandomState(seed)
+    arg_shapes, _, _ = symbol.infer_shape(**dict(shapes, **{input_name: input_shape}))
+    return {name: rng.normal(0.0, scale, size=shape).astype(np.float32)
+            for name, shape in zip(symbol.list_arguments(), arg_shapes) if name != input_name}
+
+
+def onnx_and_mxnet(symbol, inputs, params, input_name="obs"):
+    """The outputs of ``symbol`` for ``inputs`` (``(batch, dim)``) with ``params`` under
+    onnxruntime and under MXNet."""
+    import mxnet as mx
+    model = onnx_graph.symbol_to_onnx(symbol, params, input_name, inputs.shape[1])
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    from_onnx = session.run(None, {input_name: inputs.astype(np.float32)})
+    args = {name: mx.nd.array(value) for name, value in params.items()}
+    args[input_name] = mx.nd.array(inputs)
+    outputs = symbol.bind(mx.cpu(), args).forward()
+    return from_onnx, [output.asnumpy() for output in outputs]
+
+
+@pytest.mark.parametrize("layer_norm", [False, True])
+@pytest.mark.parametrize("activation", ["relu", "sigmoid", "softrelu", "softsign", "tanh"])
+def test_every_policy_network_converts_as_mxnet_and_numpy_compute(activation, layer_norm):
+    import mxnet as mx
+    from ddpg.utils import ACTIVATIONS, define_policy
+    assert activation in ACTIVATIONS and len(ACTIVATIONS) == 5  # every one define_policy takes
+    # layers of different sizes: a transposed weight cannot go unnoticed
+    symbol = define_policy(mx.symbol.Variable("obs"), 3, (7, 5), activation=activation,
+                           layer_norm=layer_norm)
+    inputs = np.random.RandomState(1).normal(0.0, 1.5, size=(64, 6))
+    params = random_params(symbol, inputs.shape, scale=0.6)
+    for name in params:  # LayerNorm's gamma around 1
+        if name.endswith("_gamma"):
+            params[name] = params[name] * 0.3 + 1.0
+    (from_onnx,), (from_mxnet,) = onnx_and_mxnet(symbol, inputs, params)
+    expected = numpy_policy(params, inputs.astype(np.float32), activation, layer_norm)
+    # the actions vary and most are not saturated: each activation's shape shows
+    assert np.std(expected) > 0.2 and np.median(np.abs(expected)) < 0.9
+    np.testing.assert_allclose(from_mxnet, expected, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(from_onnx, expected, rtol=0, atol=1e-5)
+
+
+def test_the_other_operators_convert_as_mxnet_computes():
+    """Every operator of onnx_graph.OPERATORS that define_policy does not use."""
+    import mxnet as mx
+    sym = mx.symbol
+    obs = sym.Variable("obs")
+    no_bias = sym.FullyConnected(obs, num_hidden=4, no_bias=True, name="fc_no_bias")
+    kept = sym.FullyConnected(obs, num_hidden=4, flatten=False, name="fc_kept")
+    kept_no_bias = sym.FullyConnected(obs, num_hidden=4, flatten=False, no_bias=True,
+                                      name="fc_kept_no_bias")
+    slope = sym.Variable("slope", shape=(4,))
+    row = sym.Variable("row", shape=(1, 4))
+    parts = [
+        sym.LeakyReLU(no_bias, act_type="leaky", slope=0.3),
+        sym.LeakyReLU(kept, act_type="elu", slope=0.7),
+        sym.LeakyReLU(kept_no_bias, act_type="selu"),
+        sym.LeakyReLU(no_bias, act_type="prelu", gamma=slope),
+        sym.broadcast_maximum(no_bias, row), sym.broadcast_minimum(kept, row),
+        sym.broadcast_sub(no_bias, row), sym.broadcast_div(kept, row + 3.0),
+        sym.broadcast_add(no_bias, row), sym.broadcast_mul(kept, row),
+        sym.Activation(kept, act_type="softrelu"),
+        no_bias + kept, no_bias - kept, no_bias * kept, no_bias / (kept * kept + 1.0),
+        1.5 - no_bias, 2.0 / (kept * kept + 1.0), no_bias - 0.25, kept / 4.0, no_bias * 3.0,
+        sym.BlockGrad(kept), sym.identity(kept_no_bias),
+        sym.clip(kept, -0.5, 0.25),
+        sym.LayerNorm(kept, axis=1, eps=0.01, name="ln_axis_1"),
+    ]
+    symbol = sym.Group(parts)
+    inputs = np.random.RandomState(3).normal(0.0, 1.5, size=(32, 5))
+    params = random_params(symbol, inputs.shape, slope=(4,), row=(1, 4))
+    from_onnx, from_mxnet = onnx_and_mxnet(symbol, inputs, params)
+    assert len(from_onnx) == len(parts)
+    for index, (got, expected) in enumerate(zip(from_onnx, from_mxnet)):
+        assert np.std(expected) > 0.05, index
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, err_msg=str(index))
+    covered = {node["op"] for node in json.loads(symbol.tojson())["nodes"]} - {"null"}
+    assert set(onnx_graph.OPERATORS) - covered == set()
+
+
+class JsonSymbol(object):
+    """A symbol whose JSON has ``old`` replaced by ``new``."""
+
+    def __init__(self, symbol, old, new):
+        self.symbol, self.old, self.new = symbol, old, new
+
+    def tojson(self):
+        return self.symbol.tojson().replace(self.old, self.new)
+
+    def list_arguments(self):
+        return self.symbol.list_arguments()
+
+
+def test_an_operator_the_converter_does_not_know_is_named():
+    import mxnet as mx
+    obs = mx.symbol.Variable("obs")
+    layer = mx.symbol.FullyConnected(obs, num_hidden=3, name="fc")
+    for symbol, words in [
+            (mx.symbol.sin(layer, name="wave"), ["sin", "'wave'"]),
+            (JsonSymbol(mx.symbol.Activation(layer, act_type="relu", name="smooth"),
+                        '"relu"', '"mish"'),  # MXNet 1.9 has no such act_type: a newer one's
+             ["Activation act_type='mish'", "'smooth'"]),
+            (mx.symbol.LeakyReLU(layer, act_type="gelu", name="g"), ["act_type='gelu'"]),
+            (mx.symbol.LayerNorm(layer, axis=0, name="across"),
+             ["last axis", "'across'"])]:
+        params = {name: np.ones(3, np.float32) for name in symbol.list_arguments()
+                  if name != "obs"}
+        params["fc_weight"] = np.ones((3, 2), np.float32)
+        with pytest.raises(onnx_graph.UnsupportedOperatorError) as error:
+            onnx_graph.symbol_to_onnx(symbol, params, "obs", 2)
+        for word in words:
+            assert word in str(error.value)
+    with pytest.raises(ValueError, match="'fc_bias' is neither the input"):
+        onnx_graph.symbol_to_onnx(layer, {"fc_weight": np.ones((3, 2))}, "obs", 2)

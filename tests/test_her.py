@@ -481,7 +481,7 @@ def test_the_fetch_presets_are_the_her_authors_settings():
         assert (preset["gaussian_sigma"], preset["random_action_prob"]) == (0.2, 0.3)
 
 
-def test_ddpg_evaluate_normalises_as_training_did_and_export_refuses(tmp_path):
+def test_ddpg_evaluate_and_the_export_normalise_as_training_did(tmp_path):
     from ddpg.checkpoint import CheckpointReader
     from ddpg.experiment.evaluate import load_policy
     from ddpg.experiment.export import build_exported_policy
@@ -497,5 +497,11 @@ def test_ddpg_evaluate_normalises_as_training_did_and_export_refuses(tmp_path):
     for obs in np.random.RandomState(0).uniform(-1, 1, size=(5, 4)):
         np.testing.assert_allclose(policy.get_action(obs), algo.policy.get_action(obs),
                                    rtol=1e-6)
-    with pytest.raises(CheckpointError, match="--obs-norm"):
-        build_exported_policy(reader)
+    # the exported graph normalises with the same statistics (tests/test_export.py runs it)
+    exported = build_exported_policy(reader)
+    np.testing.assert_allclose(exported.params["obs_norm_mean"][0],
+                               algo.obs_normalizer.mean, rtol=1e-6)
+    np.testing.assert_allclose(exported.params["obs_norm_std"][0], algo.obs_normalizer.std,
+                               rtol=1e-6)
+    assert exported.metadata["obs_norm"] is True
+    assert exported.metadata["input_layout"] == [["observation", 2], ["desired_goal", 2]]

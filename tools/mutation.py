@@ -69,6 +69,7 @@ MODULES = {
     "rendering.cartpole": "ddpg/rendering/cartpole.py",
     "rendering.video": "ddpg/rendering/video.py",
     "rendering.backend": "ddpg/rendering/backend.py",
+    "experiment.onnx_graph": "ddpg/experiment/onnx_graph.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it

@@ -6,7 +6,9 @@ training script's arguments (``python -m ddpg.export``, ``examples/evaluate.py``
 ``env``
     the environment that ``normalize()`` wraps (or the environment itself): ``kind``
     ``"gym"`` with its ``id`` (None when the gymnasium environment has no registered id),
-    its ``library`` and ``make_kwargs``; ``"cartpole"`` (the library's ``CartpoleEnv``) with
+    its ``library`` and ``make_kwargs``, and for a goal-conditioned one the ``goal_layout``
+    of the flat vector the networks see (``{"observation": n, "desired_goal": g}``: ``n``
+    values of the observation, then ``g`` of the desired goal); ``"cartpole"`` (the library's ``CartpoleEnv``) with
     ``reset_quirk``; or ``"other"`` (any rllab-style environment); and its ``class``;
 ``normalize``
     ``normalize()``'s settings (``scale_reward``, ``normalize_obs``, ``normalize_reward``,
@@ -80,9 +82,14 @@ def _plain_kwargs(kwargs):
 def _describe_inner(env):
     if isinstance(env, GymEnv):
         library = type(env.env.unwrapped).__module__.split(".")[0]
-        return {"kind": "gym", "id": env.env_id, "library": library,
-                "make_kwargs": _plain_kwargs(getattr(env, "_make_kwargs", {})),
-                "class": _class_name(env.env.unwrapped)}
+        described = {"kind": "gym", "id": env.env_id, "library": library,
+                     "make_kwargs": _plain_kwargs(getattr(env, "_make_kwargs", {})),
+                     "class": _class_name(env.env.unwrapped)}
+        layout = getattr(env, "goal_layout", None)
+        if layout is not None:
+            described["goal_layout"] = {"observation": int(layout.obs_dim),
+                                        "desired_goal": int(layout.goal_dim)}
+        return described
     if isinstance(env, CartpoleEnv):
         return {"kind": "cartpole", "reset_quirk": bool(env.reset_quirk),
                 "class": _class_name(env)}

@@ -41,10 +41,10 @@ from ddpg.errors import CheckpointError
 from ddpg.experiment.build import build_env
 # shared with ddpg.experiment.export, which rebuilds the environment the same way
 from ddpg.experiment.export import apply_normalization, checkpoint_run_args, policy_options
+from ddpg.experiment.policy_source import checkpoint_obs_normalizer
 from ddpg.experiment.results import write_json
 from ddpg.experiment.script import (HelpFormatter, UsageError, add_debug_flag,
                                     add_trust_pickle_flag, run_script)
-from ddpg.obs_normalizer import ObservationNormalizer
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.rendering import (RENDER_INSTALL, VideoError, frame_rate, gif_bytes,
                             scale_frames, video_problem, write_video)
@@ -55,7 +55,7 @@ __all__ = ["build_parser", "run_arguments", "load_policy", "OnnxPolicy", "Render
            "ONNXRUNTIME_INSTALL"]
 
 #: How to get onnxruntime for --onnx.
-ONNXRUNTIME_INSTALL = 'pip install onnxruntime==1.32.0 (or pip install "mxnet-ddpg[onnx]")'
+ONNXRUNTIME_INSTALL = 'pip install "mxnet-ddpg[onnx]"'
 
 
 def build_parser():
@@ -133,14 +133,8 @@ def load_policy(reader, env):
                               "network %s" % (saved, current))
     for name, value in values.items():
         policy.arg_dict[name][:] = value
-    if manifest.get("hyperparameters", {}).get("obs_norm"):  # its normaliser's statistics
-        normalizer = ObservationNormalizer(env.observation_space.flat_dim)
-        try:
-            normalizer.set_checkpoint_state(reader.training_state()["obs_normalizer"])
-        except (KeyError, TypeError, ValueError) as error:
-            raise CheckpointError("its observation normaliser's statistics are unusable (%r)"
-                                  % (error,))
-        policy.input_normalizer = normalizer
+    # with obs_norm, its normaliser's statistics
+    policy.input_normalizer = checkpoint_obs_normalizer(reader, env.observation_space.flat_dim)
     return policy
 
 

@@ -14,13 +14,19 @@ environment, fixed at the checkpoint:
 1. the running observation normalisation ``(obs - mean) / (sqrt(var) + 1e-8)`` with the
    statistics the checkpoint holds, when the run normalised observations (the statistics
    stop adapting: a deployed policy sees what it saw at the checkpoint);
-2. the policy network (tanh output in [-1, 1]);
-3. ``normalize()``'s rescaling ``low + (a + 1) / 2 * (high - low)`` onto the wrapped
+2. the clipped normalisation of ``obs_norm`` (``--obs-norm``, every hindsight-replay run),
+   :class:`ddpg.obs_normalizer.ObservationNormalizer`'s transform with the checkpoint's
+   statistics: clip to ``+-clip_obs`` (200), ``(x - mean) / std``, clip to ``+-clip_range``
+   (5);
+3. the policy network (tanh output in [-1, 1]);
+4. ``normalize()``'s rescaling ``low + (a + 1) / 2 * (high - low)`` onto the wrapped
    environment's action bounds (the tanh output is clipped to [-1, 1] first, so the result
    stays within the bounds as ``normalize()``'s clip keeps it).
 
-Input ``obs``: float32 ``(batch, obs_dim)``; output: float32 ``(batch, act_dim)``. The ONNX
-file also records what it was exported from in its metadata (``ddpg.*`` keys). Without
+Input ``obs``: float32 ``(batch, obs_dim)``, the flat vector the policy network is given (a
+goal-conditioned environment's ``[observation, desired_goal]``, :mod:`ddpg.envs.goals`);
+output ``action``: float32 ``(batch, act_dim)``. The ONNX file also records what it was
+exported from in its metadata (``ddpg.*`` keys, ``ddpg.input_layout`` among them). Without
 ``normalize()`` the graph is the policy network alone.
 
 No environment is built: what ``normalize()`` did comes from the manifest's description of
@@ -28,14 +34,12 @@ the environment (:mod:`ddpg.checkpoint.env_description`), so any checkpoint expo
 rllab-style environment's too. Checkpoints saved from Python by a ddpg older than that
 description need ``--env`` (:mod:`ddpg.experiment.policy_source`).
 
-ONNX needs ``onnx==1.14.1`` (MXNet 1.9's exporter imports ``onnx.mapping``, which later onnx
-releases removed): ``pip install "mxnet-ddpg[onnx]"``. MXNet 1.9 converts ``LayerNorm`` for ONNX
-opset 13 only; onnx 1.14 declares opset 19, whose ``ReduceMean`` takes its axes differently,
-so this module registers a converter to ONNX's own ``LayerNormalization`` (opset 17+).
+The ONNX model is built from the MXNet symbol, node for node, with onnx's own helper API
+(:mod:`ddpg.experiment.onnx_graph`), in **ONNX opset 17** (IR version 8), which onnxruntime
+1.12 and later run. It needs onnx (1.12 or later): ``pip install "mxnet-ddpg[onnx]"``.
 """
 import argparse
 import functools
-import json
 import os
 
 import numpy as np
@@ -46,9 +50,11 @@ import mxnet as mx
 from ddpg.checkpoint import CheckpointReader
 from ddpg.checkpoint.env_description import read_description
 from ddpg.errors import CheckpointError
+from ddpg.experiment.onnx_graph import OPSET, symbol_to_onnx
 from ddpg.experiment.script import HelpFormatter, run_script
 # shared with examples/evaluate.py, which imports them from here
-from ddpg.experiment.policy_source import (apply_normalization, checkpoint_run_args,
+from ddpg.experiment.policy_source import (apply_normalization, checkpoint_obs_normalizer,
+                                           checkpoint_run_args, input_layout,
                                            normalization_constants, path_from_description,
                                            path_from_env, policy_options)
 from ddpg.utils import DEFAULT_ACTIVATION, DEFAULT_POLICY_HIDDEN_SIZES, define_policy
@@ -58,7 +64,7 @@ __all__ = ["export_policy", "build_exported_policy", "ExportedPolicy", "policy_o
            "ONNX_INSTALL", "INPUT_NAME", "PROG"]
 
 #: How to get the ONNX exporter's dependency, named in the error raised without it.
-ONNX_INSTALL = 'pip install onnx==1.14.1 (or pip install "mxnet-ddpg[onnx]")'
+ONNX_INSTALL = 'pip install "mxnet-ddpg[onnx]"'
 #: The exported graph's input.
 INPUT_NAME = "obs"
 FORMATS = ("mxnet", "onnx")
@@ -93,6 +99,18 @@ def _constant(name, params):
     return mx.symbol.Variable(name, shape=params[name].shape, dtype="float32")
 
 
+def _obs_norm(net_input, normalizer, params):
+    """``net_input`` through the ObservationNormalizer ``normalizer``'s transform, its
+    statistics the constants ``obs_norm_mean`` and ``obs_norm_std``."""
+    params["obs_norm_mean"] = normalizer.mean.reshape(1, -1).astype(np.float32)
+    params["obs_norm_std"] = normalizer.std.reshape(1, -1).astype(np.float32)
+    clipped = mx.symbol.clip(net_input, -normalizer.clip_obs, normalizer.clip_obs)
+    standardised = mx.symbol.broadcast_div(
+        mx.symbol.broadcast_sub(clipped, _constant("obs_norm_mean", params)),
+        _constant("obs_norm_std", params))
+    return mx.symbol.clip(standardised, -normalizer.clip_range, normalizer.clip_range)
+
+
 def build_exported_policy(reader, env_override=None):
     """The :class:`ExportedPolicy` of the checkpoint read by ``reader`` (a CheckpointReader).
 
@@ -102,10 +120,6 @@ def build_exported_policy(reader, env_override=None):
     environment to learn it instead.
     """
     manifest = reader.manifest
-    if manifest.get("hyperparameters", {}).get("obs_norm"):
-        raise CheckpointError("its policy was trained with --obs-norm, whose running "
-                              "statistics are not part of the exported network; evaluate "
-                              "the checkpoint itself with ddpg-evaluate")
     spaces = manifest["spaces"]
     obs_dim, act_dim = int(spaces["obs_dim"]), int(spaces["act_dim"])
     description = read_description(manifest)
@@ -133,6 +147,9 @@ def build_exported_policy(reader, env_override=None):
         net_input = mx.symbol.broadcast_div(
             mx.symbol.broadcast_sub(obs, _constant("obs_mean", params)),
             _constant("obs_std", params))
+    normalizer = checkpoint_obs_normalizer(reader, obs_dim)
+    if normalizer is not None:
+        net_input = _obs_norm(net_input, normalizer, params)
     action = network(**{INPUT_NAME: net_input})
     low = np.asarray(low, dtype=np.float64).reshape(1, -1)
     high = np.asarray(high, dtype=np.float64).reshape(1, -1)
@@ -144,7 +161,8 @@ def build_exported_policy(reader, env_override=None):
                                 _constant("action_half_range", params)))
     action = mx.symbol.identity(action, name="action")
     metadata = {"env": env_name, "obs_dim": obs_dim, "act_dim": act_dim,
-                "normalize_obs": stats is not None,
+                "normalize_obs": stats is not None, "obs_norm": normalizer is not None,
+                "input_layout": input_layout(manifest, obs_dim),
                 "action_low": low.ravel().tolist(), "action_high": high.ravel().tolist(),
                 "epoch": manifest.get("progress", {}).get("epoch"),
                 "total_env_steps": manifest.get("progress", {}).get("total_env_steps"),
@@ -159,39 +177,14 @@ def build_exported_policy(reader, env_override=None):
 def _import_onnx():
     try:
         import onnx  # pylint: disable=import-outside-toplevel
-        import mxnet.onnx  # noqa: F401  pylint: disable=import-outside-toplevel
+        import onnx.numpy_helper  # noqa: F401  pylint: disable=import-outside-toplevel
     except ImportError as error:
         raise ImportError("ONNX export needs onnx, which is not installed (%s): %s"
                           % (error, ONNX_INSTALL)) from None
-    if not hasattr(onnx, "mapping"):
-        raise ImportError("MXNet 1.9's ONNX exporter needs onnx.mapping, which onnx %s no "
-                          "longer has: %s" % (onnx.__version__, ONNX_INSTALL))
-    _register_layer_norm_converter()
+    if onnx.defs.onnx_opset_version() < OPSET:
+        raise ImportError("ONNX export writes opset %d, which onnx %s predates: %s"
+                          % (OPSET, onnx.__version__, ONNX_INSTALL))
     return onnx
-
-
-_LAYER_NORM_REGISTERED = []
-
-
-def _register_layer_norm_converter():
-    """MXNet's LayerNorm as ONNX's LayerNormalization, for opsets 17 and later (see the
-    module's docstring); MXNet's own opset-13 converter stays in use for older opsets."""
-    if _LAYER_NORM_REGISTERED:
-        return
-    from onnx.helper import make_node  # pylint: disable=import-outside-toplevel
-    # MXNet's converter registry (the decorator its own converters use)
-    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
-
-    @MXNetGraph.register("LayerNorm", 17)
-    def convert_layer_norm(node, **kwargs):  # pylint: disable=unused-variable
-        outputs_lookup = kwargs["outputs_lookup"]
-        inputs = [outputs_lookup[source[0]][source[1]].name for source in node["inputs"]]
-        attrs = node.get("attrs", {})
-        return [make_node("LayerNormalization", inputs, [node["name"]],
-                          axis=int(attrs.get("axis", -1)),
-                          epsilon=float(attrs.get("eps", 1e-5)))]
-
-    _LAYER_NORM_REGISTERED.append(True)
 
 
 def _write_mxnet(exported, prefix):
@@ -204,21 +197,10 @@ def _write_mxnet(exported, prefix):
 
 def _write_onnx(exported, prefix, onnx):
     path = prefix + ".onnx"
-    mx.onnx.export_model(exported.symbol, exported.nd_params(),
-                         in_shapes=[(1, exported.obs_dim)], in_types=[np.float32],
-                         onnx_file_path=path, dynamic=True,
-                         dynamic_input_shapes=[(None, exported.obs_dim)])
-    model = onnx.load(path)
-    # MXNet lists the parameters among the graph's inputs too; as constants only, runtimes
-    # can fold them, and the model's one input is the observations
-    constants = {initializer.name for initializer in model.graph.initializer}
-    inputs = [value for value in model.graph.input if value.name not in constants]
-    del model.graph.input[:]
-    model.graph.input.extend(inputs)
-    for key, value in sorted(exported.metadata.items()):
-        entry = model.metadata_props.add()
-        entry.key, entry.value = "ddpg." + key, json.dumps(value)
-    onnx.checker.check_model(model)
+    model = symbol_to_onnx(exported.symbol, exported.params, INPUT_NAME, exported.obs_dim,
+                           metadata={"ddpg." + key: value
+                                     for key, value in exported.metadata.items()},
+                           onnx_module=onnx)
     onnx.save(model, path)
     return [path]
 

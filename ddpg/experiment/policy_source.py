@@ -17,9 +17,11 @@ from ddpg.envs.normalized_env import OBS_NORMALIZATION_EPS
 from ddpg.errors import CheckpointError
 from ddpg.experiment.build import make_env
 from ddpg.experiment.cli import build_parser
+from ddpg.obs_normalizer import ObservationNormalizer
 
 __all__ = ["checkpoint_run_args", "policy_options", "apply_normalization", "path_from_env",
-           "path_from_description", "normalization_constants"]
+           "path_from_description", "normalization_constants", "checkpoint_obs_normalizer",
+           "input_layout"]
 
 
 def checkpoint_run_args(manifest, env_override=None):
@@ -166,3 +168,32 @@ def normalization_constants(stats, obs_dim):
         raise CheckpointError("the checkpoint's observation statistics do not fit %d "
                               "observation values (%s)" % (obs_dim, error))
     return mean.astype(np.float32), (np.sqrt(var) + OBS_NORMALIZATION_EPS).astype(np.float32)
+
+
+def checkpoint_obs_normalizer(reader, obs_dim):
+    """The :class:`ddpg.obs_normalizer.ObservationNormalizer` of a checkpoint trained with
+    ``obs_norm``, with the statistics its training state holds; None without ``obs_norm``."""
+    if not reader.manifest.get("hyperparameters", {}).get("obs_norm"):
+        return None
+    normalizer = ObservationNormalizer(obs_dim)
+    try:
+        normalizer.set_checkpoint_state(reader.training_state()["obs_normalizer"])
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError("its observation normaliser's statistics are unusable (%r)"
+                              % (error,))
+    return normalizer
+
+
+def input_layout(manifest, obs_dim):
+    """What the policy's ``obs_dim`` input values are, as ``[[part, size], ...]`` in order:
+    ``[["observation", n], ["desired_goal", g]]`` for a goal-conditioned environment
+    (:mod:`ddpg.envs.goals`), ``[["observation", obs_dim]]`` for any other; None for a
+    hindsight-replay checkpoint whose description does not record the split."""
+    description = manifest.get("env_description") or {}
+    layout = (description.get("env") or {}).get("goal_layout")
+    if isinstance(layout, dict):
+        return [["observation", int(layout["observation"])],
+                ["desired_goal", int(layout["desired_goal"])]]
+    if manifest.get("hyperparameters", {}).get("her"):
+        return None
+    return [["observation", int(obs_dim)]]
