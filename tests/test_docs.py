@@ -53,7 +53,8 @@ SCRIPTS.update({name: ["-c", "import {0}; {0}.{1}()".format(*target.split(":"))]
 PASS_ON = {"benchmarks/learning.py", "examples/sweep.py", "benchmarks/tune_scaling.py",
            "benchmarks/faults.py", "ddpg-sweep"}
 #: Flags of other programs that the pages show (``ray start``, ``pip``, ``pytest``).
-OTHER_PROGRAMS = ("ray ", "pip ", "pytest", "python -m pytest", "python3 -m venv", "tensorboard ")
+OTHER_PROGRAMS = ("ray ", "pip ", "pytest", "python -m pytest", "python3 -m venv", "tensorboard ",
+                  "python tests/reference_runs.py")
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 SCRIPT = re.compile(r"python3?\s+(?:-m\s+ddpg\.(?:plot|export)"
@@ -209,7 +210,9 @@ def flags_by_script(text):
             if not snippet.lstrip().startswith(OTHER_PROGRAMS):
                 loose.extend(FLAG.findall(snippet))
             continue
-        loose.extend(FLAG.findall(snippet[:matches[0].start()]))
+        loose.extend(flag for part in re.split(r"&&|\|\||;", snippet[:matches[0].start()])
+                     if not part.lstrip().startswith(OTHER_PROGRAMS)
+                     for flag in FLAG.findall(part))
         for index, match in enumerate(matches):
             end = matches[index + 1].start() if index + 1 < len(matches) else len(snippet)
             command = re.split(r"&&|\|\||;|\|", snippet[match.end():end])[0]
