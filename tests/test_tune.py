@@ -228,7 +228,7 @@ def test_cli_says_what_to_install_without_ray(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 2
-    assert "pip install -r requirements-ray.txt" in result.stderr
+    assert 'pip install "mxnet-ddpg[ray]"' in result.stderr
 
 
 def test_cli_reports_an_unreachable_cluster(tmp_path):

@@ -46,8 +46,8 @@ from ddpg.experiment.script import (HelpFormatter, UsageError, add_debug_flag,
                                     add_trust_pickle_flag, run_script)
 from ddpg.obs_normalizer import ObservationNormalizer
 from ddpg.policies import DeterministicMLPPolicy
-from ddpg.rendering import (RENDER_INSTALL, VideoError, frame_rate, gif_bytes,
-                            scale_frames, video_problem, write_video)
+from ddpg.rendering import (RENDER_INSTALL, VIDEO_INSTALL, VideoError, frame_rate,
+                            gif_bytes, scale_frames, video_problem, write_video)
 
 __all__ = ["build_parser", "run_arguments", "load_policy", "OnnxPolicy", "RenderError",
            "render_frame", "run_episode", "run_episodes", "record_episodes", "write_gif",
@@ -55,7 +55,7 @@ __all__ = ["build_parser", "run_arguments", "load_policy", "OnnxPolicy", "Render
            "ONNXRUNTIME_INSTALL"]
 
 #: How to get onnxruntime for --onnx.
-ONNXRUNTIME_INSTALL = 'pip install onnxruntime==1.32.0 (or pip install "mxnet-ddpg[onnx]")'
+ONNXRUNTIME_INSTALL = 'pip install "mxnet-ddpg[onnx]"'
 
 
 def build_parser():
@@ -245,8 +245,8 @@ def write_gif(frames, path, fps):
         try:
             import imageio
         except ImportError:
-            raise RenderError("writing a GIF needs Pillow or imageio; install one of them "
-                               "(pip install pillow)")
+            raise RenderError("writing a GIF needs Pillow or imageio, which are not "
+                               "installed: %s" % VIDEO_INSTALL)
         images = [np.asarray(frame, dtype=np.uint8) for frame in frames]
         imageio.mimsave(path, images, duration=1.0 / fps, loop=0)
         return path

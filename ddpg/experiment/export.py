@@ -58,7 +58,7 @@ __all__ = ["export_policy", "build_exported_policy", "ExportedPolicy", "policy_o
            "ONNX_INSTALL", "INPUT_NAME", "PROG"]
 
 #: How to get the ONNX exporter's dependency, named in the error raised without it.
-ONNX_INSTALL = 'pip install onnx==1.14.1 (or pip install "mxnet-ddpg[onnx]")'
+ONNX_INSTALL = 'pip install "mxnet-ddpg[onnx]"'
 #: The exported graph's input.
 INPUT_NAME = "obs"
 FORMATS = ("mxnet", "onnx")

@@ -34,8 +34,8 @@ def import_pyplot():
     try:
         import matplotlib
     except ImportError as error:
-        raise ImportError("plotting needs matplotlib: pip install matplotlib==3.10.9 (or pip "
-                          "install -r requirements-bench.txt) (%s)" % (error,))
+        raise ImportError('plotting needs matplotlib: pip install "mxnet-ddpg[plot]" (%s)'
+                          % (error,))
     matplotlib.use("Agg")  # no display needed; must precede the pyplot import
     import matplotlib.pyplot as plt
     return plt
