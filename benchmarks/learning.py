@@ -328,7 +328,7 @@ def run_final_evals(args, task_dir, episodes, threads):
             continue
         command = [args.python, EVALUATE_SCRIPT, checkpoint, "--episodes", str(episodes),
                    "--seed", str(seed + FINAL_EVAL_SEED_OFFSET),
-                   "--json", os.path.join(folder, FINAL_EVAL)]
+                   "--json", os.path.join(folder, FINAL_EVAL), "--overwrite"]
         started = time.time()
         result = subprocess.run(command, cwd=folder, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, universal_newlines=True)

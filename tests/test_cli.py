@@ -111,6 +111,62 @@ def test_evaluate_errors_are_messages(scripts, capsys, tmp_path):
     assert lines[0].startswith("evaluate.py: error: checkpoint ")
 
 
+@pytest.fixture
+def no_episodes(monkeypatch):
+    """Make ddpg-evaluate fail if it runs an episode: the checks must come first."""
+    from ddpg.experiment import evaluate
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("an episode ran before the outputs were checked")
+    monkeypatch.setattr(evaluate, "record_episodes", refuse)
+
+
+@pytest.mark.parametrize("flag, name", [("--video", "v.gif"), ("--render", "r.gif"),
+                                        ("--json", "s.json")])
+def test_evaluate_checks_its_output_paths_before_the_first_episode(
+        finished_run, scripts, capsys, tmp_path, no_episodes, flag, name):
+    checkpoint = str(finished_run[1] / "params")
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    target = str(blocker / "missing" / name)  # a folder that cannot be made: root too
+    lines = fails_as_usage(scripts["evaluate.py"], [checkpoint, flag, target], capsys,
+                           "ddpg-evaluate")
+    assert lines == ["ddpg-evaluate: error: %s %s cannot be written: %s is a file, not a "
+                     "folder; choose another %s" % (flag, target, blocker, flag)]
+    existing = tmp_path / name
+    existing.write_text("saved")
+    lines = fails_as_usage(scripts["evaluate.py"], [checkpoint, flag, str(existing)], capsys,
+                           "ddpg-evaluate")
+    assert lines == ["ddpg-evaluate: error: %s %s already exists: choose another %s, or pass "
+                     "--overwrite to replace it" % (flag, existing, flag)]
+    assert existing.read_text() == "saved"
+    assert sorted(os.listdir(str(tmp_path))) == ["a_file", name]
+
+
+def test_evaluate_makes_a_missing_output_folder_and_overwrites_only_when_asked(
+        finished_run, scripts, tmp_path, capsys):
+    checkpoint = str(finished_run[1] / "params")
+    video, stats = tmp_path / "new" / "deeper" / "v.gif", tmp_path / "new" / "s.json"
+    argv = [checkpoint, "--episodes", "1", "--max-path-length", "3", "--video", str(video),
+            "--json", str(stats)]
+    run_script(scripts["evaluate.py"].main, argv, prog="ddpg-evaluate")
+    first = video.read_bytes()
+    stats.write_text("{}")
+    run_script(scripts["evaluate.py"].main, argv + ["--overwrite"], prog="ddpg-evaluate")
+    assert video.read_bytes() == first and json.loads(stats.read_text())["episodes"] == 1
+    capsys.readouterr()
+
+
+def test_evaluate_names_a_missing_onnx_file_before_building_anything(
+        finished_run, scripts, capsys, tmp_path, no_episodes):
+    missing = str(tmp_path / "missing.onnx")
+    lines = fails_as_usage(scripts["evaluate.py"],
+                           [str(finished_run[1] / "params"), "--onnx", missing], capsys,
+                           "ddpg-evaluate")
+    assert lines == ["ddpg-evaluate: error: --onnx %s: no such file (ddpg-export writes one)"
+                     % missing]
+
+
 def test_sweep_checks_the_environment_before_starting(scripts, capsys, tmp_path):
     lines = fails_as_usage(scripts["sweep.py"],
                            ["--grid", "qfunc_lr=1e-3", "--storage", str(tmp_path), "--",

@@ -17,6 +17,9 @@ meant in training. Only data is read; a checkpoint of the older, pickled format 
 ``--video OUT.mp4`` (or ``.gif``) records every episode from the environment's own
 ``rgb_array`` frames (the cart-pole draws its own: :mod:`ddpg.rendering.cartpole`); recording
 changes no return. ``--render OUT.gif`` writes the first episode only, as before ``--video``.
+The files of ``--video``, ``--render`` and ``--json`` are checked before the first episode: a
+place where nothing can be written is refused, naming the flag, and so is a file that exists,
+unless ``--overwrite`` is given (a missing folder is made).
 
 ``--onnx FILE`` acts with a policy exported by ``ddpg-export`` instead, run by onnxruntime
 on the raw environment (the model normalises observations and rescales actions itself); the
@@ -43,11 +46,12 @@ from ddpg.experiment.build import build_env
 from ddpg.experiment.export import apply_normalization, checkpoint_run_args, policy_options
 from ddpg.experiment.results import write_json
 from ddpg.experiment.script import (HelpFormatter, UsageError, add_debug_flag,
-                                    add_trust_pickle_flag, run_script)
+                                    add_trust_pickle_flag, check_output, make_output_folder,
+                                    run_script)
 from ddpg.obs_normalizer import ObservationNormalizer
 from ddpg.policies import DeterministicMLPPolicy
-from ddpg.rendering import (RENDER_INSTALL, VIDEO_INSTALL, VideoError, frame_rate,
-                            gif_bytes, scale_frames, video_problem, write_video)
+from ddpg.rendering import (VIDEO_INSTALL, VideoError, frame_rate, gif_bytes, opengl_problem,
+                            scale_frames, video_problem, write_video)
 
 __all__ = ["build_parser", "run_arguments", "load_policy", "OnnxPolicy", "RenderError",
            "render_frame", "run_episode", "run_episodes", "record_episodes", "write_gif",
@@ -94,6 +98,10 @@ def build_parser():
     parser.add_argument("--onnx", default=None, metavar="POLICY.onnx",
                         help="act with this exported policy (ddpg-export) under "
                              "onnxruntime instead of the checkpoint's policy")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the files of --video, --render and --json when they "
+                             "exist (by default an existing file is refused, before any "
+                             "episode runs)")
     parser.add_argument("--freeze-obs-stats", action="store_true",
                         help="keep the checkpoint's observation statistics fixed (as an "
                              "exported policy does) instead of updating them while evaluating")
@@ -153,7 +161,12 @@ class OnnxPolicy(object):
             import onnxruntime
         except ImportError:
             raise UsageError("--onnx needs onnxruntime: %s" % ONNXRUNTIME_INSTALL)
-        self.session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        try:
+            self.session = onnxruntime.InferenceSession(path,
+                                                        providers=["CPUExecutionProvider"])
+        except Exception as error:  # pylint: disable=broad-except
+            raise UsageError("--onnx %s: onnxruntime cannot load it (%s)"
+                             % (path, str(error).strip().splitlines()[0])) from error
         model_input, = self.session.get_inputs()
         if model_input.shape[-1] != obs_dim:
             raise UsageError("--onnx %s takes %s observation values; the environment has %d"
@@ -174,9 +187,8 @@ def render_frame(env):
     try:
         frame = env.render()
     except Exception as error:  # pylint: disable=broad-except
-        hint = ("; " + RENDER_INSTALL) if _opengl_failure(error) else ""
-        raise RenderError("the environment could not render a frame (%s: %s)%s"
-                           % (type(error).__name__, error, hint)) from error
+        raise RenderError(opengl_problem(error) or "the environment could not render a frame "
+                          "(%s: %s)" % (type(error).__name__, error)) from error
     shape = np.shape(frame) if isinstance(frame, np.ndarray) else None
     if shape is None or len(shape) != 3 or shape[-1] not in (3, 4):
         raise RenderError(
@@ -204,13 +216,6 @@ def run_episode(env, policy, max_path_length, frames=None, reward_scale=1.0):
         if frames is not None:
             frames.append(render_frame(env))
     return total, length
-
-
-def _opengl_failure(error):
-    """Whether a rendering error is MuJoCo finding no OpenGL backend (its messages name
-    OpenGL, EGL, OSMesa or GLFW)."""
-    text = "%s %s" % (type(error).__name__, error)
-    return any(word in text for word in ("GL", "OSMesa", "osmesa", "egl", "glfw"))
 
 
 def record_episodes(env, policy, max_path_length, episodes, record=None, reward_scale=1.0):
@@ -255,8 +260,13 @@ def write_gif(frames, path, fps):
     return path
 
 
-def main(argv=None):
-    options = build_parser().parse_args(argv)
+#: The flags of the files ddpg-evaluate writes.
+OUTPUT_FLAGS = ("video", "render", "json")
+
+
+def check_options(options):
+    """The checks argparse cannot make, before the checkpoint is read: a :class:`UsageError`
+    naming the flag. The output files must be writable, and new unless ``--overwrite``."""
     if options.episodes < 1:
         build_parser().error("--episodes must be at least 1")
     if options.max_path_length is not None and options.max_path_length < 1:
@@ -272,14 +282,26 @@ def main(argv=None):
     problem = options.video and video_problem(options.video)
     if problem:
         raise UsageError("--video %s: %s" % (options.video, problem))
+    if options.onnx and not os.path.isfile(options.onnx):
+        raise UsageError("--onnx %s: no such file (ddpg-export writes one)" % options.onnx)
+    for name in OUTPUT_FLAGS:
+        if getattr(options, name):
+            check_output("--" + name, getattr(options, name),
+                         overwrite_flag=None if options.overwrite else "--overwrite")
+
+
+def main(argv=None):
+    options = build_parser().parse_args(argv)
+    check_options(options)
     try:
         reader = CheckpointReader(options.checkpoint, trust_pickle=options.trust_pickle)
     except CheckpointError as error:
         raise UsageError("checkpoint %s: %s" % (options.checkpoint, error)) from error
     args = run_arguments(reader.manifest, options.env)
+    flag = "--video %s" % options.video if options.video else "--render %s" % options.render
     env, max_path_length = build_env(
         args, render_mode="rgb_array" if options.render or options.video else None,
-        camera=options.camera)
+        camera=options.camera, render_flag=flag)
     max_path_length = options.max_path_length or max_path_length
     if options.env is None:
         try:
@@ -305,7 +327,6 @@ def main(argv=None):
     np.random.seed(seed)
     seed_env(env, seed)
 
-    flag = "--video %s" % options.video if options.video else "--render %s" % options.render
     try:
         returns, lengths, frames = record_episodes(
             acting_env, policy, max_path_length, options.episodes,
@@ -316,6 +337,7 @@ def main(argv=None):
              "std": float(np.std(returns)), "min": float(np.min(returns)),
              "max": float(np.max(returns)), "mean_length": float(np.mean(lengths))}
     if options.json:
+        make_output_folder(options.json)
         write_json(options.json, dict(
             stats, checkpoint=os.path.abspath(options.checkpoint), seed=seed,
             epoch=reader.manifest["progress"]["epoch"], env=args.env, onnx=options.onnx,
@@ -330,6 +352,9 @@ def main(argv=None):
 
 def _write_recordings(options, frames, fps):
     """--video (every episode's frames) and --render (the first episode's)."""
+    for path in (options.video, options.render):
+        if path:
+            make_output_folder(path)
     if options.video:
         video = [frame for episode in frames for frame in episode]
         try:
