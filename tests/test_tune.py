@@ -119,6 +119,14 @@ def test_cli_space_is_typed_and_checked():
     ({"grid": ["qfunc_lr"]}, "NAME=V1,V2"),
     ({"space_json": "{not json"}, "not valid JSON"),
     ({"space_json": '{"qfunc_lr": {"sometimes": [1]}}'}, "KIND one of grid"),
+    # the hyperparameters' ranges (ddpg.hyperparams), not only their types
+    ({"grid": ["qfunc_lr=-1,2"]}, r"qfunc_lr=-1\.0 is not a valid run_ddpg\.py value: qfunc_lr "
+                                  r"must be positive, got -1\.0"),
+    ({"uniform": ["discount=0.5,1.5"]}, r"discount=1\.5 .*discount must be in \[0, 1\]"),
+    ({"choice": ["batch_size=0,32"]}, "batch_size must be a positive integer, got 0"),
+    ({"space_json": '{"soft_target_tau": {"grid": [0.01, 0]}}'}, r"soft_target_tau must be in "
+                                                                  r"\(0, 1\], got 0"),
+    ({"fixed": {"n_step": 0}}, "n_step must be a positive integer"),
 ])
 def test_bad_spaces_are_refused_with_the_reason(pieces, message):
     with pytest.raises(ValueError, match=message):
@@ -218,6 +226,15 @@ def test_cli_refuses_an_unknown_hyperparameter_before_starting_ray(tmp_path):
     assert "qfunc_lr" in result.stderr and not os.listdir(tmp_path)
     result = run_cli("--storage", str(tmp_path), "--", "--seed", "3")
     assert result.returncode == 2 and "--seeds" in result.stderr
+
+
+def test_cli_refuses_a_value_out_of_range_before_starting_ray(tmp_path):
+    result = run_cli("--grid", "qfunc_lr=-1,2", "--storage", str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "sweep.py: error: qfunc_lr=-1.0 is not a valid run_ddpg.py value: qfunc_lr must be "
+        "positive, got -1.0")
+    assert not os.listdir(str(tmp_path))
 
 
 def test_cli_says_what_to_install_without_ray(tmp_path):
