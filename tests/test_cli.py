@@ -79,6 +79,9 @@ def tree(folder):
     (["--env", "NoSuchEnv-v0"], ["--env NoSuchEnv-v0"]),
     (["--ou-dt", "0"], ["--ou-dt"]),
     (["--n-epochs", "0"], ["--n-epochs"]),
+    (["--max-path-length", "0"], ["max_path_length must be a positive integer, got 0 (set with "
+                                  "--max-path-length)"]),
+    (["--max-path-length", "-5"], ["max_path_length must be a positive integer, got -5"]),
     (["--resume", "no/such/checkpoint"], ["--resume no/such/checkpoint"]),
 ])
 def test_run_ddpg_errors_name_the_flag_and_create_nothing(scripts, capsys, tmp_path, flags,

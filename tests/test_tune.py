@@ -127,6 +127,7 @@ def test_cli_space_is_typed_and_checked():
     ({"space_json": '{"soft_target_tau": {"grid": [0.01, 0]}}'}, r"soft_target_tau must be in "
                                                                   r"\(0, 1\], got 0"),
     ({"fixed": {"n_step": 0}}, "n_step must be a positive integer"),
+    ({"grid": ["max_path_length=0,100"]}, "max_path_length must be a positive integer, got 0"),
 ])
 def test_bad_spaces_are_refused_with_the_reason(pieces, message):
     with pytest.raises(ValueError, match=message):

@@ -133,9 +133,11 @@ def prepare_run(argv):
                          "them: give one of the two")
     if args.resume:
         args = resumed_args(args, argv)
-    elif not args.no_log_dir and not args.log_dir:
-        # a run of hours that saves nothing is a trap: the example's behaviour is a flag
-        args.log_dir = default_run_folder(args.env, args.algo)
+    else:
+        _check_max_path_length(args)
+        if not args.no_log_dir and not args.log_dir:
+            # a run of hours that saves nothing is a trap: the example's behaviour is a flag
+            args.log_dir = default_run_folder(args.env, args.algo)
     if args.log_dir:
         # a folder another run is writing: say so before reading a checkpoint it may be
         # replacing at this moment (ddpg.experiment.run_folder locks it for the whole run)
@@ -156,6 +158,16 @@ def prepare_run(argv):
         except CheckpointError as error:
             raise UsageError("--resume %s: %s" % (args.resume, error)) from error
     return args, env, max_path_length, algo
+
+
+def _check_max_path_length(args):
+    """``--max-path-length`` in its range (a positive integer, as the algorithm's), checked
+    here because :func:`make_env` reads a 0 that checkpoints of older runs may hold as "not
+    given", which a new run must not."""
+    try:
+        hyperparams.check_flag_values({"max_path_length": args.max_path_length})
+    except ValueError as error:
+        raise usage_error(error) from error
 
 
 #: RayActors' arguments -> the flags that set them
