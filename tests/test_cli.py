@@ -170,6 +170,29 @@ def test_evaluate_names_a_missing_onnx_file_before_building_anything(
                      % missing]
 
 
+@pytest.mark.parametrize("blocked, env, message", [
+    (["gymnasium_robotics"], "FetchReach-v4",
+     "Environment `FetchReach` doesn't exist; FetchReach-v4 is one of gymnasium-robotics' "
+     'tasks, which is not installed: pip install "mxnet-ddpg[robotics]"'),
+    (["mujoco"], "FetchReach-v4",  # gymnasium-robotics cannot import without it
+     "Environment `FetchReach` doesn't exist; FetchReach-v4 is one of gymnasium-robotics' "
+     'tasks, which is not installed: pip install "mxnet-ddpg[robotics]"'),
+    (["mujoco"], "HalfCheetah-v5", 'HalfCheetah-v5 is a MuJoCo environment, and MuJoCo is not '
+                                   'installed: pip install "mxnet-ddpg[mujoco]"'),
+])
+def test_an_environment_whose_package_is_missing_names_the_extra(tmp_path, blocked, env,
+                                                                 message):
+    # a None in sys.modules makes the import fail as if the package were not installed
+    code = ("import sys; sys.modules.update(dict.fromkeys(%r)); sys.argv = [%r, '--env', %r, "
+            "'--log-dir', %r]; import runpy; runpy.run_path(%r, run_name='__main__')"
+            % (blocked, RUN, env, str(tmp_path / "run"), RUN))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, cwd=str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr == "run_ddpg.py: error: --env %s: %s\n" % (env, message)
+    assert os.listdir(str(tmp_path)) == []
+
+
 def test_sweep_checks_the_environment_before_starting(scripts, capsys, tmp_path):
     lines = fails_as_usage(scripts["sweep.py"],
                            ["--grid", "qfunc_lr=1e-3", "--storage", str(tmp_path), "--",
