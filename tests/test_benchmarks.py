@@ -362,6 +362,30 @@ def write_params(folder, **arguments):
         json.dump(settings, params)
 
 
+def grouped(tmp_path, runs):
+    """``group_runs`` of ``runs`` ({folder: params.json arguments}) as one --label group."""
+    from ddpg.experiment.results import group_runs
+    for name, arguments in runs.items():
+        progress = write_csv(str(tmp_path / "runs" / name / "progress.csv"), [[0, -1.0, 100]])
+        write_params(os.path.dirname(progress), **arguments)
+    return group_runs(find_progress_files([str(tmp_path / "runs")]), labels=[("all", "*")])
+
+
+def test_every_run_is_in_a_group_whatever_its_settings(tmp_path):
+    # a flag newer than a run's params.json is the flag's default, as for a resume: the run
+    # that does not record gradient_steps groups with the one that records its default
+    groups = grouped(tmp_path / "newer", {"old": dict(seed=1),
+                                          "new": dict(seed=2, gradient_steps=None),
+                                          "other": dict(seed=1, qfunc_lr=0.01)})
+    assert sorted(len(paths) for paths in groups.values()) == [1, 2]
+    # settings that differ only beyond the ones a label shows get labels of their own
+    many = dict(batch_size=64, discount=0.9, eval_samples=100, her_k=2)
+    groups = grouped(tmp_path / "many", {"p": dict(qfunc_lr=0.001), "q": dict(many),
+                                         "r": dict(qfunc_lr=0.01)})
+    assert sorted(len(paths) for paths in groups.values()) == [1, 1, 1]
+    assert any("qfunc_lr=0.01" in label for label in groups)
+
+
 def test_runs_of_different_tasks_or_settings_are_never_averaged(tmp_path):
     from ddpg.experiment.results import group_runs
     runs = {"a/seed_1": dict(env="Pendulum-v1", seed=1),
