@@ -79,6 +79,25 @@ def test_benchmark_writes_runs_and_summary(bench_out):
     assert headline in stdout
 
 
+def test_a_benchmark_s_files_name_no_folder_of_the_machine(bench_out):
+    out, _ = bench_out
+    folder = os.path.join(str(out), "pendulum", "seed_1")
+    with open(os.path.join(folder, "benchmark.json")) as f:
+        command = json.load(f)["command"]
+    # as typed from the repository; the run folder (outside it) relative to itself
+    assert command[:2] == [os.path.basename(sys.executable),
+                           os.path.join("examples", "run_ddpg.py")]
+    assert command[command.index("--log-dir") + 1] == "."
+    with open(os.path.join(folder, "params.json")) as f:
+        assert json.load(f)["log_dir"] == "."
+    with open(os.path.join(folder, "final_eval.json")) as f:
+        assert json.load(f)["checkpoint"] == "params"
+    for name in ("benchmark.json", "params.json", "final_eval.json"):
+        with open(os.path.join(folder, name)) as f:
+            text = f.read()
+        assert str(out) not in text and sys.executable not in text, name
+
+
 def test_final_policy_is_evaluated_on_more_episodes(bench_out):
     """--final-eval-episodes: each seed's last checkpoint, its own seed, in the summary."""
     out, stdout = bench_out
@@ -384,6 +403,15 @@ def test_every_run_is_in_a_group_whatever_its_settings(tmp_path):
                                          "r": dict(qfunc_lr=0.01)})
     assert sorted(len(paths) for paths in groups.values()) == [1, 1, 1]
     assert any("qfunc_lr=0.01" in label for label in groups)
+
+
+def test_plots_group_runs_whose_params_json_hold_absolute_or_relative_paths(tmp_path):
+    """Runs of older versions record log_dir and resume absolute, newer ones relative to the
+    run folder: the seeds of one setting are one curve all the same."""
+    groups = grouped(tmp_path, {"old": dict(seed=1, log_dir="/home/someone/runs/old",
+                                            resume="/home/someone/runs/old/params"),
+                                "new": dict(seed=2, log_dir=".", resume="params")})
+    assert [len(paths) for paths in groups.values()] == [2]
 
 
 def test_runs_of_different_tasks_or_settings_are_never_averaged(tmp_path):

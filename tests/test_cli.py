@@ -259,8 +259,27 @@ def test_resume_from_another_folder_writes_into_the_checkpoints_run(finished_run
     with open(str(run / "progress.csv")) as progress:
         assert [line.split(",")[0] for line in progress][1:] == ["0", "1"]
     with open(str(run / "params.json")) as params:
-        assert os.path.abspath(json.load(params)["log_dir"]) == str(run)
+        recorded = json.load(params)
+    # paths relative to the run folder: the run's files name no folder of this machine
+    assert (recorded["log_dir"], recorded["resume"]) == (".", "params")
     assert "Run folder: %s" % run in capsys.readouterr().out
+
+
+def test_resume_reads_a_run_folder_whose_params_json_holds_absolute_paths(finished_run,
+                                                                          scripts, capsys):
+    """As the files of runs made before the paths were recorded relative: they resume, and
+    the resumed run's params.json holds relative paths."""
+    run = copy_run(finished_run, "absolute")
+    with open(str(run / "params.json")) as params:
+        recorded = json.load(params)
+    recorded.update(log_dir="/home/someone/runs/x", resume="/home/someone/runs/x/params")
+    with open(str(run / "params.json"), "w") as params:
+        json.dump(recorded, params)
+    algo = scripts["run_ddpg.py"].main(["--resume", str(run / "params"), "--n-epochs", "2"])
+    assert algo.epoch == 2
+    with open(str(run / "params.json")) as params:
+        assert json.load(params)["log_dir"] == "."
+    capsys.readouterr()
 
 
 def test_resume_of_a_finished_run_asks_for_more_epochs(finished_run, scripts, capsys):

@@ -339,7 +339,10 @@ def main(argv=None):
     if options.json:
         make_output_folder(options.json)
         write_json(options.json, dict(
-            stats, checkpoint=os.path.abspath(options.checkpoint), seed=seed,
+            stats, seed=seed,
+            # relative to the file's folder: the file names no folder of this machine
+            checkpoint=os.path.relpath(os.path.abspath(options.checkpoint),
+                                       os.path.dirname(os.path.abspath(options.json))),
             epoch=reader.manifest["progress"]["epoch"], env=args.env, onnx=options.onnx,
             returns=[float(r) for r in returns]))
     print("%s (epoch %d): %d episodes, return mean %.4f, std %.4f, min %.4f, max %.4f; "
