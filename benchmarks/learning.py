@@ -228,6 +228,18 @@ def start(run, threads):
                                                      "" if threads == 1 else "s", run.folder))
 
 
+def portable_command(command, folder):
+    """``command`` as benchmark.json records it, naming no folder of this machine: the
+    interpreter by its name, absolute paths relative to the repository (``examples/run_ddpg.py``,
+    ``runs/bench/pendulum/seed_1``), or to the run folder ``folder`` when outside it."""
+    def portable(argument):
+        if not os.path.isabs(argument):
+            return argument
+        inside = os.path.commonpath([REPO, os.path.abspath(argument)]) == REPO
+        return os.path.relpath(argument, REPO if inside else folder)
+    return [os.path.basename(command[0])] + [portable(argument) for argument in command[1:]]
+
+
 def finish(run, threads):
     """Record a finished process: the marker on success, the log's tail on failure."""
     wall_time = time.time() - run.started
@@ -243,7 +255,7 @@ def finish(run, threads):
         return False
     marker = {
         "request": run.request,
-        "command": run.command,
+        "command": portable_command(run.command, run.folder),
         "threads": threads,
         "wall_time_s": wall_time,
         "started": datetime.datetime.fromtimestamp(run.started).isoformat(timespec="seconds"),
@@ -328,7 +340,7 @@ def run_final_evals(args, task_dir, episodes, threads):
             continue
         command = [args.python, EVALUATE_SCRIPT, checkpoint, "--episodes", str(episodes),
                    "--seed", str(seed + FINAL_EVAL_SEED_OFFSET),
-                   "--json", os.path.join(folder, FINAL_EVAL)]
+                   "--json", os.path.join(folder, FINAL_EVAL), "--overwrite"]
         started = time.time()
         result = subprocess.run(command, cwd=folder, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, universal_newlines=True)

@@ -8,6 +8,7 @@
 """
 
 from ddpg import hyperparams
+from ddpg.checkpoint.env_description import env_name
 from ddpg.obs_normalizer import ObservationNormalizer
 
 
@@ -73,16 +74,26 @@ def check_goal_settings(algo):
     if getattr(algo.env, "goal_layout", None) is None:
         raise ValueError("her=True needs a goal-conditioned environment (dict observations "
                          "of observation, achieved_goal and desired_goal, and "
-                         "compute_reward), e.g. FetchReach-v4; %r is not one" % (algo.env,))
-    for name, value, plain in (("n_step", algo.n_step, 1),
-                               ("prioritized_replay", algo.prioritized_replay, False),
-                               ("normalize_obs", getattr(algo.env, "normalize_obs", False),
-                                False),
-                               ("normalize_reward", getattr(algo.env, "normalize_reward",
-                                                            False), False)):
+                         "compute_reward), e.g. FetchReach-v4; %s is not one"
+                         % (env_name(algo.env),))
+    for name, value, plain, why in _goal_conflicts(algo):
         if value != plain:
-            raise ValueError("her=True cannot be combined with %s=%r (use obs_norm for "
-                             "observation normalisation)" % (name, value))
+            raise ValueError("her=True cannot be combined with %s=%r: %s" % (name, value, why))
+
+
+def _goal_conflicts(algo):
+    """``(setting, value, the value HER needs, why)`` of the settings HER cannot work with."""
+    env = algo.env
+    return (
+        ("n_step", algo.n_step, 1, "an n-step sum holds the rewards of the episode's own goal, "
+                                   "not of a relabelled one"),
+        ("prioritized_replay", algo.prioritized_replay, False,
+         "priorities are kept per stored transition, not per relabelled one"),
+        ("normalize_obs", getattr(env, "normalize_obs", False), False,
+         "relabelled goals cannot be put into normalised observations (use obs_norm for "
+         "observation normalisation)"),
+        ("normalize_reward", getattr(env, "normalize_reward", False), False,
+         "recomputed rewards would not be normalised"))
 
 
 def observation_normalizer(algo):

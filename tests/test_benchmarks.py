@@ -79,6 +79,25 @@ def test_benchmark_writes_runs_and_summary(bench_out):
     assert headline in stdout
 
 
+def test_a_benchmark_s_files_name_no_folder_of_the_machine(bench_out):
+    out, _ = bench_out
+    folder = os.path.join(str(out), "pendulum", "seed_1")
+    with open(os.path.join(folder, "benchmark.json")) as f:
+        command = json.load(f)["command"]
+    # as typed from the repository; the run folder (outside it) relative to itself
+    assert command[:2] == [os.path.basename(sys.executable),
+                           os.path.join("examples", "run_ddpg.py")]
+    assert command[command.index("--log-dir") + 1] == "."
+    with open(os.path.join(folder, "params.json")) as f:
+        assert json.load(f)["log_dir"] == "."
+    with open(os.path.join(folder, "final_eval.json")) as f:
+        assert json.load(f)["checkpoint"] == "params"
+    for name in ("benchmark.json", "params.json", "final_eval.json"):
+        with open(os.path.join(folder, name)) as f:
+            text = f.read()
+        assert str(out) not in text and sys.executable not in text, name
+
+
 def test_final_policy_is_evaluated_on_more_episodes(bench_out):
     """--final-eval-episodes: each seed's last checkpoint, its own seed, in the summary."""
     out, stdout = bench_out
@@ -360,6 +379,39 @@ def write_params(folder, **arguments):
     settings.update(arguments)
     with open(os.path.join(str(folder), "params.json"), "w") as params:
         json.dump(settings, params)
+
+
+def grouped(tmp_path, runs):
+    """``group_runs`` of ``runs`` ({folder: params.json arguments}) as one --label group."""
+    from ddpg.experiment.results import group_runs
+    for name, arguments in runs.items():
+        progress = write_csv(str(tmp_path / "runs" / name / "progress.csv"), [[0, -1.0, 100]])
+        write_params(os.path.dirname(progress), **arguments)
+    return group_runs(find_progress_files([str(tmp_path / "runs")]), labels=[("all", "*")])
+
+
+def test_every_run_is_in_a_group_whatever_its_settings(tmp_path):
+    # a flag newer than a run's params.json is the flag's default, as for a resume: the run
+    # that does not record gradient_steps groups with the one that records its default
+    groups = grouped(tmp_path / "newer", {"old": dict(seed=1),
+                                          "new": dict(seed=2, gradient_steps=None),
+                                          "other": dict(seed=1, qfunc_lr=0.01)})
+    assert sorted(len(paths) for paths in groups.values()) == [1, 2]
+    # settings that differ only beyond the ones a label shows get labels of their own
+    many = dict(batch_size=64, discount=0.9, eval_samples=100, her_k=2)
+    groups = grouped(tmp_path / "many", {"p": dict(qfunc_lr=0.001), "q": dict(many),
+                                         "r": dict(qfunc_lr=0.01)})
+    assert sorted(len(paths) for paths in groups.values()) == [1, 1, 1]
+    assert any("qfunc_lr=0.01" in label for label in groups)
+
+
+def test_plots_group_runs_whose_params_json_hold_absolute_or_relative_paths(tmp_path):
+    """Runs of older versions record log_dir and resume absolute, newer ones relative to the
+    run folder: the seeds of one setting are one curve all the same."""
+    groups = grouped(tmp_path, {"old": dict(seed=1, log_dir="/home/someone/runs/old",
+                                            resume="/home/someone/runs/old/params"),
+                                "new": dict(seed=2, log_dir=".", resume="params")})
+    assert [len(paths) for paths in groups.values()] == [2]
 
 
 def test_runs_of_different_tasks_or_settings_are_never_averaged(tmp_path):

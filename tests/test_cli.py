@@ -79,6 +79,9 @@ def tree(folder):
     (["--env", "NoSuchEnv-v0"], ["--env NoSuchEnv-v0"]),
     (["--ou-dt", "0"], ["--ou-dt"]),
     (["--n-epochs", "0"], ["--n-epochs"]),
+    (["--max-path-length", "0"], ["max_path_length must be a positive integer, got 0 (set with "
+                                  "--max-path-length)"]),
+    (["--max-path-length", "-5"], ["max_path_length must be a positive integer, got -5"]),
     (["--resume", "no/such/checkpoint"], ["--resume no/such/checkpoint"]),
 ])
 def test_run_ddpg_errors_name_the_flag_and_create_nothing(scripts, capsys, tmp_path, flags,
@@ -109,6 +112,85 @@ def test_evaluate_errors_are_messages(scripts, capsys, tmp_path):
     lines = fails_as_usage(scripts["evaluate.py"], [str(tmp_path / "missing")], capsys,
                            "evaluate.py")
     assert lines[0].startswith("evaluate.py: error: checkpoint ")
+
+
+@pytest.fixture
+def no_episodes(monkeypatch):
+    """Make ddpg-evaluate fail if it runs an episode: the checks must come first."""
+    from ddpg.experiment import evaluate
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("an episode ran before the outputs were checked")
+    monkeypatch.setattr(evaluate, "record_episodes", refuse)
+
+
+@pytest.mark.parametrize("flag, name", [("--video", "v.gif"), ("--render", "r.gif"),
+                                        ("--json", "s.json")])
+def test_evaluate_checks_its_output_paths_before_the_first_episode(
+        finished_run, scripts, capsys, tmp_path, no_episodes, flag, name):
+    checkpoint = str(finished_run[1] / "params")
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    target = str(blocker / "missing" / name)  # a folder that cannot be made: root too
+    lines = fails_as_usage(scripts["evaluate.py"], [checkpoint, flag, target], capsys,
+                           "ddpg-evaluate")
+    assert lines == ["ddpg-evaluate: error: %s %s cannot be written: %s is a file, not a "
+                     "folder; choose another %s" % (flag, target, blocker, flag)]
+    existing = tmp_path / name
+    existing.write_text("saved")
+    lines = fails_as_usage(scripts["evaluate.py"], [checkpoint, flag, str(existing)], capsys,
+                           "ddpg-evaluate")
+    assert lines == ["ddpg-evaluate: error: %s %s already exists: choose another %s, or pass "
+                     "--overwrite to replace it" % (flag, existing, flag)]
+    assert existing.read_text() == "saved"
+    assert sorted(os.listdir(str(tmp_path))) == ["a_file", name]
+
+
+def test_evaluate_makes_a_missing_output_folder_and_overwrites_only_when_asked(
+        finished_run, scripts, tmp_path, capsys):
+    checkpoint = str(finished_run[1] / "params")
+    video, stats = tmp_path / "new" / "deeper" / "v.gif", tmp_path / "new" / "s.json"
+    argv = [checkpoint, "--episodes", "1", "--max-path-length", "3", "--video", str(video),
+            "--json", str(stats)]
+    run_script(scripts["evaluate.py"].main, argv, prog="ddpg-evaluate")
+    first = video.read_bytes()
+    stats.write_text("{}")
+    run_script(scripts["evaluate.py"].main, argv + ["--overwrite"], prog="ddpg-evaluate")
+    assert video.read_bytes() == first and json.loads(stats.read_text())["episodes"] == 1
+    capsys.readouterr()
+
+
+def test_evaluate_names_a_missing_onnx_file_before_building_anything(
+        finished_run, scripts, capsys, tmp_path, no_episodes):
+    missing = str(tmp_path / "missing.onnx")
+    lines = fails_as_usage(scripts["evaluate.py"],
+                           [str(finished_run[1] / "params"), "--onnx", missing], capsys,
+                           "ddpg-evaluate")
+    assert lines == ["ddpg-evaluate: error: --onnx %s: no such file (ddpg-export writes one)"
+                     % missing]
+
+
+@pytest.mark.parametrize("blocked, env, message", [
+    (["gymnasium_robotics"], "FetchReach-v4",
+     "Environment `FetchReach` doesn't exist; FetchReach-v4 is one of gymnasium-robotics' "
+     'tasks, which is not installed: pip install "mxnet-ddpg[robotics]"'),
+    (["mujoco"], "FetchReach-v4",  # gymnasium-robotics cannot import without it
+     "Environment `FetchReach` doesn't exist; FetchReach-v4 is one of gymnasium-robotics' "
+     'tasks, which is not installed: pip install "mxnet-ddpg[robotics]"'),
+    (["mujoco"], "HalfCheetah-v5", 'HalfCheetah-v5 is a MuJoCo environment, and MuJoCo is not '
+                                   'installed: pip install "mxnet-ddpg[mujoco]"'),
+])
+def test_an_environment_whose_package_is_missing_names_the_extra(tmp_path, blocked, env,
+                                                                 message):
+    # a None in sys.modules makes the import fail as if the package were not installed
+    code = ("import sys; sys.modules.update(dict.fromkeys(%r)); sys.argv = [%r, '--env', %r, "
+            "'--log-dir', %r]; import runpy; runpy.run_path(%r, run_name='__main__')"
+            % (blocked, RUN, env, str(tmp_path / "run"), RUN))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, cwd=str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr == "run_ddpg.py: error: --env %s: %s\n" % (env, message)
+    assert os.listdir(str(tmp_path)) == []
 
 
 def test_sweep_checks_the_environment_before_starting(scripts, capsys, tmp_path):
@@ -177,8 +259,27 @@ def test_resume_from_another_folder_writes_into_the_checkpoints_run(finished_run
     with open(str(run / "progress.csv")) as progress:
         assert [line.split(",")[0] for line in progress][1:] == ["0", "1"]
     with open(str(run / "params.json")) as params:
-        assert os.path.abspath(json.load(params)["log_dir"]) == str(run)
+        recorded = json.load(params)
+    # paths relative to the run folder: the run's files name no folder of this machine
+    assert (recorded["log_dir"], recorded["resume"]) == (".", "params")
     assert "Run folder: %s" % run in capsys.readouterr().out
+
+
+def test_resume_reads_a_run_folder_whose_params_json_holds_absolute_paths(finished_run,
+                                                                          scripts, capsys):
+    """As the files of runs made before the paths were recorded relative: they resume, and
+    the resumed run's params.json holds relative paths."""
+    run = copy_run(finished_run, "absolute")
+    with open(str(run / "params.json")) as params:
+        recorded = json.load(params)
+    recorded.update(log_dir="/home/someone/runs/x", resume="/home/someone/runs/x/params")
+    with open(str(run / "params.json"), "w") as params:
+        json.dump(recorded, params)
+    algo = scripts["run_ddpg.py"].main(["--resume", str(run / "params"), "--n-epochs", "2"])
+    assert algo.epoch == 2
+    with open(str(run / "params.json")) as params:
+        assert json.load(params)["log_dir"] == "."
+    capsys.readouterr()
 
 
 def test_resume_of_a_finished_run_asks_for_more_epochs(finished_run, scripts, capsys):

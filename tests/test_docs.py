@@ -311,11 +311,15 @@ def strings_of(value):
 
 
 def test_committed_results_hold_no_machine_paths():
-    """docs/results/*.json name folders relative to the run root, never absolute paths."""
+    """The JSON files under docs/results (summaries, and the runs' params.json and
+    benchmark.json) name folders relative to the run root, the run folder or the repository,
+    never absolute paths."""
     import json
     folder = os.path.join(DOCS, "results")
-    files = sorted(name for name in os.listdir(folder) if name.endswith(".json"))
-    assert files
+    files = sorted(os.path.relpath(os.path.join(root, name), folder)
+                   for root, _, names in os.walk(folder) for name in names
+                   if name.endswith(".json"))
+    assert len(files) > 20
     absolute = []
     for name in files:
         with open(os.path.join(folder, name)) as result_file:

@@ -296,8 +296,8 @@ def test_a_goal_tasks_onnx_file_says_how_its_input_is_laid_out(trained):
 def evaluate(folder, *flags):
     """examples/evaluate.py's returns of two episodes."""
     out = os.path.join(folder, "evaluate.json")
-    evaluate_script.main([os.path.join(folder, "params"), "--episodes", "2", "--json", out]
-                         + list(flags))
+    evaluate_script.main([os.path.join(folder, "params"), "--episodes", "2", "--json", out,
+                          "--overwrite"] + list(flags))
     with open(out) as handle:
         return json.load(handle)["returns"]
 
@@ -343,6 +343,28 @@ def test_export_module_runs_from_the_command_line(trained, tmp_path):
     assert sorted(os.listdir(str(tmp_path / "out"))) == \
         ["pendulum-0000.params", "pendulum-symbol.json", "pendulum.onnx"]
 
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["-o", "{blocker}/x/pendulum"], "-o {blocker}/x/pendulum cannot be written: {blocker} is "
+                                     "a file, not a folder; choose another -o"),
+    (["-o", "{tmp}/out/p", "--env", "CartPole-v1"],
+     "--env CartPole-v1: DDPG needs a continuous (Box) action space; CartPole-v1 has "
+     "Discrete(2); for the MXNet example's continuous cart-pole use --env cartpole"),
+    (["-o", "{tmp}/out/p", "--env", "NoSuch-v0"], "--env NoSuch-v0: Environment `NoSuch` "
+                                                 "doesn't exist."),
+])
+def test_export_errors_are_one_line_naming_the_flag_before_anything_is_written(
+        trained, tmp_path, capsys, flags, message):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    names = {"blocker": str(blocker), "tmp": str(tmp_path)}
+    checkpoint = os.path.join(checkpoint_run(trained, "pendulum"), "params")
+    with pytest.raises(SystemExit) as exit_info:
+        export.main([checkpoint] + [flag.format(**names) for flag in flags], prog="ddpg-export")
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == "ddpg-export: error: %s\n" % message.format(**names)
+    assert os.listdir(str(tmp_path)) == ["a_file"]
 
 
 def test_export_refuses_what_is_not_a_checkpoint(tmp_path, capsys):

@@ -453,6 +453,12 @@ def test_her_refuses_what_it_cannot_work_with(overrides, message):
     (["--random-action-prob", "0.3"], "applies to --strategy gaussian"),
     (["--env", "FetchReach-v4", "--her", "--her-strategy", "past"], "invalid choice"),
     (["--env", "FetchReach-v4", "--her", "--normalize-obs"], "normalize_obs=True"),
+    # the environment by its --env id, not an object's repr
+    (["--her"], r"e\.g\. FetchReach-v4; cartpole is not one \(set with --her\)$"),
+    # the reason that applies, and only the flags that set what is named
+    (["--env", "FetchReach-v4", "--her", "--n-step", "3"],
+     r"^her=True cannot be combined with n_step=3: an n-step sum holds the rewards of the "
+     r"episode's own goal, not of a relabelled one \(set with --her and --n-step\)$"),
 ])
 def test_the_command_line_says_what_to_change(flags, message, capsys):
     from ddpg.experiment.build import prepare_run

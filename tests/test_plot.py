@@ -37,6 +37,19 @@ def png_size(path):
     return struct.unpack(">II", header[16:24])
 
 
+def test_an_output_that_cannot_be_written_is_one_line_before_drawing(tmp_path, capsys,
+                                                                       monkeypatch):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    monkeypatch.setattr(plot, "import_pyplot", lambda: pytest.fail("drew before checking -o"))
+    output = str(blocker / "curves.png")
+    assert plot.main(write_runs(str(tmp_path / "runs")) + ["-o", output],
+                     prog="ddpg-plot") == 2
+    assert capsys.readouterr().err == ("ddpg-plot: error: -o %s cannot be written: %s is a "
+                                       "file, not a folder; choose another -o\n"
+                                       % (output, blocker))
+
+
 def test_the_legend_of_three_long_named_runs_lies_below_the_axes_inside_the_image(
         tmp_path, monkeypatch):
     pyplot = plot.import_pyplot()

@@ -261,7 +261,7 @@ def test_the_library_imports_without_ray_and_says_what_to_install():
             "    print(error)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
-    assert result.stdout.strip() == 'Ray actors need Ray: pip install "ray[tune]==2.60.0"'
+    assert result.stdout.strip() == 'Ray actors need Ray: pip install "mxnet-ddpg[ray]"'
 
 
 # ---------------------------------------------------------------------------------------------

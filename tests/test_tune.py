@@ -119,6 +119,15 @@ def test_cli_space_is_typed_and_checked():
     ({"grid": ["qfunc_lr"]}, "NAME=V1,V2"),
     ({"space_json": "{not json"}, "not valid JSON"),
     ({"space_json": '{"qfunc_lr": {"sometimes": [1]}}'}, "KIND one of grid"),
+    # the hyperparameters' ranges (ddpg.hyperparams), not only their types
+    ({"grid": ["qfunc_lr=-1,2"]}, r"qfunc_lr=-1\.0 is not a valid run_ddpg\.py value: qfunc_lr "
+                                  r"must be positive, got -1\.0"),
+    ({"uniform": ["discount=0.5,1.5"]}, r"discount=1\.5 .*discount must be in \[0, 1\]"),
+    ({"choice": ["batch_size=0,32"]}, "batch_size must be a positive integer, got 0"),
+    ({"space_json": '{"soft_target_tau": {"grid": [0.01, 0]}}'}, r"soft_target_tau must be in "
+                                                                  r"\(0, 1\], got 0"),
+    ({"fixed": {"n_step": 0}}, "n_step must be a positive integer"),
+    ({"grid": ["max_path_length=0,100"]}, "max_path_length must be a positive integer, got 0"),
 ])
 def test_bad_spaces_are_refused_with_the_reason(pieces, message):
     with pytest.raises(ValueError, match=message):
@@ -220,6 +229,15 @@ def test_cli_refuses_an_unknown_hyperparameter_before_starting_ray(tmp_path):
     assert result.returncode == 2 and "--seeds" in result.stderr
 
 
+def test_cli_refuses_a_value_out_of_range_before_starting_ray(tmp_path):
+    result = run_cli("--grid", "qfunc_lr=-1,2", "--storage", str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "sweep.py: error: qfunc_lr=-1.0 is not a valid run_ddpg.py value: qfunc_lr must be "
+        "positive, got -1.0")
+    assert not os.listdir(str(tmp_path))
+
+
 def test_cli_says_what_to_install_without_ray(tmp_path):
     # sys.modules["ray"] = None makes `import ray` fail as if Ray were not installed
     code = ("import runpy, sys; sys.modules['ray'] = None; sys.argv = [%r, '--storage', %r, "
@@ -228,7 +246,7 @@ def test_cli_says_what_to_install_without_ray(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 2
-    assert "pip install -r requirements-ray.txt" in result.stderr
+    assert 'pip install "mxnet-ddpg[ray]"' in result.stderr
 
 
 def test_cli_reports_an_unreachable_cluster(tmp_path):

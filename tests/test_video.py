@@ -581,6 +581,57 @@ def test_evaluate_video_records_every_episode_and_changes_no_return(checkpoints,
     assert "wrote %d frames to %s" % (len(frames), video) in with_video.stdout
 
 
+FAKE_OPENGL = """
+class HalfMadeViewer(object):
+    def __init__(self):
+        self.context = make_context()
+
+    def __del__(self):
+        raise AttributeError("'HalfMadeViewer' object has no attribute 'context'")
+
+
+def make_context():
+    raise AttributeError("'NoneType' object has no attribute 'glGetError'")
+
+
+def make_env(*args, **kwargs):
+    HalfMadeViewer()
+"""
+
+
+def test_evaluate_without_opengl_says_nothing_renders_and_what_to_install(
+        checkpoints, tmp_path, monkeypatch, capsys):
+    """As MuJoCo fails where OSMesa is missing: inside PyOpenGL, with a message that names
+    no OpenGL, leaving a half-made viewer whose __del__ fails."""
+    import gc
+    import importlib.util
+    from ddpg.experiment import build
+    from ddpg.experiment.script import run_script
+    (tmp_path / "OpenGL").mkdir()
+    (tmp_path / "OpenGL" / "fake_gl.py").write_text(FAKE_OPENGL)
+    spec = importlib.util.spec_from_file_location("fake_gl", str(tmp_path / "OpenGL" /
+                                                                  "fake_gl.py"))
+    fake_gl = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fake_gl)
+    monkeypatch.setattr(build, "make_env", fake_gl.make_env)
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    video = str(tmp_path / "out.mp4")
+    with pytest.raises(SystemExit) as exit_info:
+        run_script(evaluate.main, [os.path.join(checkpoints["Pendulum-v1"], "params"),
+                                   "--video", video], prog="ddpg-evaluate")
+    code = exit_info.value.code
+    del exit_info  # it holds the errors, and they what failed
+    gc.collect()
+    assert code == 2 and unraisable == []
+    assert capsys.readouterr().err == (
+        "ddpg-evaluate: error: --video %s: nothing could render the environment's frames "
+        "(AttributeError: 'NoneType' object has no attribute 'glGetError'): %s\n"
+        % (video, RENDER_INSTALL))
+    assert "apt-get install libosmesa6" in RENDER_INSTALL
+    assert not os.path.exists(video)
+
+
 def test_evaluate_video_errors_name_the_flag(checkpoints, tmp_path):
     params = os.path.join(checkpoints["cartpole"], "params")
     result = run([EVALUATE, params, "--video", str(tmp_path / "a.webm")], check=False)

@@ -31,8 +31,8 @@ from ddpg.envs.gym_env import GymEnv
 from ddpg.envs.normalized_env import NormalizedEnv
 from ddpg.errors import CheckpointError
 
-__all__ = ["SECTION", "NORMALIZE_SETTINGS", "describe_env", "read_description",
-           "bounds_from_json"]
+__all__ = ["SECTION", "NORMALIZE_SETTINGS", "describe_env", "described_name", "env_name",
+           "read_description", "bounds_from_json"]
 
 #: The manifest's key.
 SECTION = "env_description"
@@ -94,6 +94,22 @@ def _describe_inner(env):
         return {"kind": "cartpole", "reset_quirk": bool(env.reset_quirk),
                 "class": _class_name(env)}
     return {"kind": "other", "class": _class_name(env)}
+
+
+def described_name(described):
+    """How messages name a described environment (``describe_env(env)["env"]``): its
+    gymnasium id, ``cartpole`` or its class."""
+    if described.get("id"):
+        return described["id"]
+    return "cartpole" if described["kind"] == "cartpole" else described.get("class")
+
+
+def env_name(env):
+    """How messages name ``env``: the gymnasium id, ``cartpole`` or the class of the
+    environment inside its wrappers (``normalize()``'s and others)."""
+    while getattr(env, "wrapped_env", None) is not None:
+        env = env.wrapped_env
+    return described_name(_describe_inner(env))
 
 
 def describe_env(env):

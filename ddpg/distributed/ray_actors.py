@@ -46,7 +46,7 @@ __all__ = ["RayActors", "MODES", "RAY_INSTALL"]
 #: The collection modes (see the module docstring).
 MODES = ("deterministic", "async")
 #: What to install for Ray actors.
-RAY_INSTALL = 'pip install "ray[tune]==2.60.0"'
+RAY_INSTALL = 'pip install "mxnet-ddpg[ray]"'
 
 
 def import_ray():

@@ -17,6 +17,7 @@ already-imported ``gym`` module of the caller.
 
 import contextlib
 import copy
+import importlib.util
 import io
 import sys
 
@@ -79,6 +80,25 @@ def _is_mujoco_id(env_id):
     return "mujoco" in str(module)
 
 
+#: How the ids of gymnasium-robotics' tasks begin (they exist only with that package).
+ROBOTICS_ID_PREFIXES = ("Fetch", "HandManipulate", "HandReach", "AdroitHand", "AntMaze",
+                        "PointMaze", "FrankaKitchen")
+#: What to install for them, and for gymnasium's MuJoCo environments: the package's extras.
+ROBOTICS_INSTALL = 'pip install "mxnet-ddpg[robotics]"'
+MUJOCO_INSTALL = 'pip install "mxnet-ddpg[mujoco]"'
+
+
+def _import_robotics():
+    """gymnasium-robotics, or None when it cannot be imported."""
+    try:
+        # its import prints a notice about its Adroit tasks' rewards to stderr: not ours to show
+        with contextlib.redirect_stderr(io.StringIO()):
+            import gymnasium_robotics
+    except (ImportError, gymnasium.error.DependencyNotInstalled):  # e.g. without MuJoCo
+        return None
+    return gymnasium_robotics
+
+
 def register_robotics_ids(env_id):
     """Register gymnasium-robotics' environments (the Fetch tasks, ...) when ``env_id`` is
     not a registered id and that package is installed: it registers its ids only when
@@ -88,13 +108,35 @@ def register_robotics_ids(env_id):
         return
     except Exception:  # pylint: disable=broad-except
         pass
+    robotics = _import_robotics()
+    if robotics is not None:
+        gymnasium.register_envs(robotics)
+
+
+def _installed(module):
+    """Whether ``module`` can be found (a None in ``sys.modules`` blocks it, as in tests)."""
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    return importlib.util.find_spec(module) is not None
+
+
+def make_by_id(env_id, **make_kwargs):
+    """``gymnasium.make(env_id)``; an id whose package is missing is an ``ImportError``
+    naming the extra that installs it (gymnasium's own hint would install a MuJoCo that may
+    not run with the numpy MXNet needs)."""
     try:
-        # its import prints a notice about its Adroit tasks' rewards to stderr: not ours to show
-        with contextlib.redirect_stderr(io.StringIO()):
-            import gymnasium_robotics
-    except ImportError:
-        return
-    gymnasium.register_envs(gymnasium_robotics)
+        return gymnasium.make(env_id, **make_kwargs)
+    except (ImportError, gymnasium.error.DependencyNotInstalled):
+        if _is_mujoco_id(env_id) and not _installed("mujoco"):
+            raise ImportError("%s is a MuJoCo environment, and MuJoCo is not installed: %s"
+                              % (env_id, MUJOCO_INSTALL)) from None
+        raise
+    except gymnasium.error.Error as error:
+        if env_id.startswith(ROBOTICS_ID_PREFIXES) and _import_robotics() is None:
+            raise ImportError("%s; %s is one of gymnasium-robotics' tasks, which is not "
+                              "installed: %s" % (str(error).rstrip("."), env_id,
+                                                 ROBOTICS_INSTALL)) from None
+        raise
 
 
 def keep_mujoco_log_out_of_cwd():
@@ -187,7 +229,7 @@ class GymEnv(Env):
                 make_kwargs.setdefault("render_mode", "rgb_array")
             if _is_mujoco_id(env_or_id):
                 keep_mujoco_log_out_of_cwd()
-            base_env = gymnasium.make(env_or_id, **make_kwargs)
+            base_env = make_by_id(env_or_id, **make_kwargs)
             self.env_id = env_or_id
             self._made_from_id = True
         else:

@@ -15,6 +15,7 @@ from ddpg.backend.context import num_gpus
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
 from ddpg.errors import CheckpointError
 from ddpg.experiment.cli import build_parser, usage_error
+from ddpg.experiment.config import args_from_config
 from ddpg.experiment.presets import parse_args_with_preset
 from ddpg.experiment.resume import INVOCATION_FLAGS, resumed_args
 from ddpg.experiment.run_folder import RunFolderLock, default_run_folder
@@ -23,12 +24,12 @@ from ddpg.experiment.script import UsageError
 from ddpg.hyperparams import CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
-from ddpg.rendering import choose_mujoco_gl, mujoco_cameras
+from ddpg.rendering import choose_mujoco_gl, mujoco_cameras, opengl_problem
 from ddpg.strategies import GaussianStrategy, OUStrategy
 from ddpg.td3 import TD3
 
-__all__ = ["ALGORITHMS", "CameraError", "make_env", "check_ctx", "build_env", "prepare_run",
-           "make_strategy", "make_algorithm", "attach_actors"]
+__all__ = ["ALGORITHMS", "CameraError", "make_env", "check_ctx", "build_env", "check_env_id",
+           "prepare_run", "make_strategy", "make_algorithm", "attach_actors"]
 
 #: The classes of run_ddpg.py's --algo values.
 ALGORITHMS = {"ddpg": DDPG, "td3": TD3}
@@ -87,21 +88,34 @@ def check_ctx(args):
                          "for the GPU when there is one")
 
 
-def build_env(args, render_mode=None, camera=None, camera_flag="--camera"):
+def build_env(args, render_mode=None, camera=None, camera_flag="--camera",
+              render_flag="--video"):
     """:func:`make_env`, with a failure to make the environment as a :class:`UsageError`
-    naming ``--env`` (an unknown id, a discrete action space, a missing dependency), or
-    ``camera_flag`` for a camera the environment does not have."""
+    naming ``--env`` (an unknown id, a discrete action space, a missing dependency),
+    ``camera_flag`` for a camera the environment does not have, or ``render_flag`` (the
+    flag that asked for ``render_mode``) when no OpenGL backend can render its frames."""
     try:
         return make_env(args, render_mode=render_mode, camera=camera)
     except CameraError as error:
         raise UsageError("%s %s: %s" % (camera_flag, camera, error)) from error
     except Exception as error:  # pylint: disable=broad-except
+        problem = render_mode and opengl_problem(error)
+        if problem:
+            raise UsageError("%s: %s" % (render_flag, problem)) from None
         message = "--env %s: %s" % (args.env, error)
         if "continuous" in str(error) and "cartpole" in args.env.lower():
             message += "; for the MXNet example's continuous cart-pole use --env cartpole"
         elif "continuous" in str(error):
             message += "; DDPG needs a gymnasium id with a Box action space, or --env cartpole"
         raise UsageError(message) from error
+
+
+def check_env_id(env_id):
+    """Make the environment of ``--env env_id`` once, with ddpg-train's other defaults: a
+    :class:`UsageError` naming ``--env``, as :func:`build_env` says it, when it cannot be made.
+    For the commands that take an ``--env`` and build the environment later, or elsewhere
+    (ddpg-export, the trials of ddpg-sweep)."""
+    build_env(args_from_config({"env": env_id}))
 
 
 def prepare_run(argv):
@@ -119,9 +133,11 @@ def prepare_run(argv):
                          "them: give one of the two")
     if args.resume:
         args = resumed_args(args, argv)
-    elif not args.no_log_dir and not args.log_dir:
-        # a run of hours that saves nothing is a trap: the example's behaviour is a flag
-        args.log_dir = default_run_folder(args.env, args.algo)
+    else:
+        _check_max_path_length(args)
+        if not args.no_log_dir and not args.log_dir:
+            # a run of hours that saves nothing is a trap: the example's behaviour is a flag
+            args.log_dir = default_run_folder(args.env, args.algo)
     if args.log_dir:
         # a folder another run is writing: say so before reading a checkpoint it may be
         # replacing at this moment (ddpg.experiment.run_folder locks it for the whole run)
@@ -142,6 +158,16 @@ def prepare_run(argv):
         except CheckpointError as error:
             raise UsageError("--resume %s: %s" % (args.resume, error)) from error
     return args, env, max_path_length, algo
+
+
+def _check_max_path_length(args):
+    """``--max-path-length`` in its range (a positive integer, as the algorithm's), checked
+    here because :func:`make_env` reads a 0 that checkpoints of older runs may hold as "not
+    given", which a new run must not."""
+    try:
+        hyperparams.check_flag_values({"max_path_length": args.max_path_length})
+    except ValueError as error:
+        raise usage_error(error) from error
 
 
 #: RayActors' arguments -> the flags that set them

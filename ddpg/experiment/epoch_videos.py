@@ -33,7 +33,7 @@ class EpochVideos(object):
         self.seed = int(seed)
         self.env, self.max_path_length = build_env(
             args, render_mode="rgb_array", camera=getattr(args, "video_camera", None),
-            camera_flag="--video-camera")
+            camera_flag="--video-camera", render_flag="--video-every")
         self.fps = frame_rate(self.env)
         self.folder = os.path.join(args.log_dir, VIDEO_FOLDER)
 

@@ -17,6 +17,9 @@ meant in training. Only data is read; a checkpoint of the older, pickled format 
 ``--video OUT.mp4`` (or ``.gif``) records every episode from the environment's own
 ``rgb_array`` frames (the cart-pole draws its own: :mod:`ddpg.rendering.cartpole`); recording
 changes no return. ``--render OUT.gif`` writes the first episode only, as before ``--video``.
+The files of ``--video``, ``--render`` and ``--json`` are checked before the first episode: a
+place where nothing can be written is refused, naming the flag, and so is a file that exists,
+unless ``--overwrite`` is given (a missing folder is made).
 
 ``--onnx FILE`` acts with a policy exported by ``ddpg-export`` instead, run by onnxruntime
 on the raw environment (the model normalises observations and rescales actions itself); the
@@ -44,9 +47,10 @@ from ddpg.experiment.export import apply_normalization, checkpoint_run_args, pol
 from ddpg.experiment.policy_source import checkpoint_obs_normalizer
 from ddpg.experiment.results import write_json
 from ddpg.experiment.script import (HelpFormatter, UsageError, add_debug_flag,
-                                    add_trust_pickle_flag, run_script)
+                                    add_trust_pickle_flag, check_output, make_output_folder,
+                                    run_script)
 from ddpg.policies import DeterministicMLPPolicy
-from ddpg.rendering import (RENDER_INSTALL, VideoError, frame_rate, gif_bytes,
+from ddpg.rendering import (VIDEO_INSTALL, VideoError, frame_rate, gif_bytes, opengl_problem,
                             scale_frames, video_problem, write_video)
 
 __all__ = ["build_parser", "run_arguments", "load_policy", "OnnxPolicy", "RenderError",
@@ -94,6 +98,10 @@ def build_parser():
     parser.add_argument("--onnx", default=None, metavar="POLICY.onnx",
                         help="act with this exported policy (ddpg-export) under "
                              "onnxruntime instead of the checkpoint's policy")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the files of --video, --render and --json when they "
+                             "exist (by default an existing file is refused, before any "
+                             "episode runs)")
     parser.add_argument("--freeze-obs-stats", action="store_true",
                         help="keep the checkpoint's observation statistics fixed (as an "
                              "exported policy does) instead of updating them while evaluating")
@@ -147,7 +155,12 @@ class OnnxPolicy(object):
             import onnxruntime
         except ImportError:
             raise UsageError("--onnx needs onnxruntime: %s" % ONNXRUNTIME_INSTALL)
-        self.session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        try:
+            self.session = onnxruntime.InferenceSession(path,
+                                                        providers=["CPUExecutionProvider"])
+        except Exception as error:  # pylint: disable=broad-except
+            raise UsageError("--onnx %s: onnxruntime cannot load it (%s)"
+                             % (path, str(error).strip().splitlines()[0])) from error
         model_input, = self.session.get_inputs()
         if model_input.shape[-1] != obs_dim:
             raise UsageError("--onnx %s takes %s observation values; the environment has %d"
@@ -168,9 +181,8 @@ def render_frame(env):
     try:
         frame = env.render()
     except Exception as error:  # pylint: disable=broad-except
-        hint = ("; " + RENDER_INSTALL) if _opengl_failure(error) else ""
-        raise RenderError("the environment could not render a frame (%s: %s)%s"
-                           % (type(error).__name__, error, hint)) from error
+        raise RenderError(opengl_problem(error) or "the environment could not render a frame "
+                          "(%s: %s)" % (type(error).__name__, error)) from error
     shape = np.shape(frame) if isinstance(frame, np.ndarray) else None
     if shape is None or len(shape) != 3 or shape[-1] not in (3, 4):
         raise RenderError(
@@ -198,13 +210,6 @@ def run_episode(env, policy, max_path_length, frames=None, reward_scale=1.0):
         if frames is not None:
             frames.append(render_frame(env))
     return total, length
-
-
-def _opengl_failure(error):
-    """Whether a rendering error is MuJoCo finding no OpenGL backend (its messages name
-    OpenGL, EGL, OSMesa or GLFW)."""
-    text = "%s %s" % (type(error).__name__, error)
-    return any(word in text for word in ("GL", "OSMesa", "osmesa", "egl", "glfw"))
 
 
 def record_episodes(env, policy, max_path_length, episodes, record=None, reward_scale=1.0):
@@ -239,8 +244,8 @@ def write_gif(frames, path, fps):
         try:
             import imageio
         except ImportError:
-            raise RenderError("writing a GIF needs Pillow or imageio; install one of them "
-                               "(pip install pillow)")
+            raise RenderError("writing a GIF needs Pillow or imageio, which are not "
+                               "installed: %s" % VIDEO_INSTALL)
         images = [np.asarray(frame, dtype=np.uint8) for frame in frames]
         imageio.mimsave(path, images, duration=1.0 / fps, loop=0)
         return path
@@ -249,8 +254,13 @@ def write_gif(frames, path, fps):
     return path
 
 
-def main(argv=None):
-    options = build_parser().parse_args(argv)
+#: The flags of the files ddpg-evaluate writes.
+OUTPUT_FLAGS = ("video", "render", "json")
+
+
+def check_options(options):
+    """The checks argparse cannot make, before the checkpoint is read: a :class:`UsageError`
+    naming the flag. The output files must be writable, and new unless ``--overwrite``."""
     if options.episodes < 1:
         build_parser().error("--episodes must be at least 1")
     if options.max_path_length is not None and options.max_path_length < 1:
@@ -266,14 +276,26 @@ def main(argv=None):
     problem = options.video and video_problem(options.video)
     if problem:
         raise UsageError("--video %s: %s" % (options.video, problem))
+    if options.onnx and not os.path.isfile(options.onnx):
+        raise UsageError("--onnx %s: no such file (ddpg-export writes one)" % options.onnx)
+    for name in OUTPUT_FLAGS:
+        if getattr(options, name):
+            check_output("--" + name, getattr(options, name),
+                         overwrite_flag=None if options.overwrite else "--overwrite")
+
+
+def main(argv=None):
+    options = build_parser().parse_args(argv)
+    check_options(options)
     try:
         reader = CheckpointReader(options.checkpoint, trust_pickle=options.trust_pickle)
     except CheckpointError as error:
         raise UsageError("checkpoint %s: %s" % (options.checkpoint, error)) from error
     args = run_arguments(reader.manifest, options.env)
+    flag = "--video %s" % options.video if options.video else "--render %s" % options.render
     env, max_path_length = build_env(
         args, render_mode="rgb_array" if options.render or options.video else None,
-        camera=options.camera)
+        camera=options.camera, render_flag=flag)
     max_path_length = options.max_path_length or max_path_length
     if options.env is None:
         try:
@@ -299,7 +321,6 @@ def main(argv=None):
     np.random.seed(seed)
     seed_env(env, seed)
 
-    flag = "--video %s" % options.video if options.video else "--render %s" % options.render
     try:
         returns, lengths, frames = record_episodes(
             acting_env, policy, max_path_length, options.episodes,
@@ -310,8 +331,12 @@ def main(argv=None):
              "std": float(np.std(returns)), "min": float(np.min(returns)),
              "max": float(np.max(returns)), "mean_length": float(np.mean(lengths))}
     if options.json:
+        make_output_folder(options.json)
         write_json(options.json, dict(
-            stats, checkpoint=os.path.abspath(options.checkpoint), seed=seed,
+            stats, seed=seed,
+            # relative to the file's folder: the file names no folder of this machine
+            checkpoint=os.path.relpath(os.path.abspath(options.checkpoint),
+                                       os.path.dirname(os.path.abspath(options.json))),
             epoch=reader.manifest["progress"]["epoch"], env=args.env, onnx=options.onnx,
             returns=[float(r) for r in returns]))
     print("%s (epoch %d): %d episodes, return mean %.4f, std %.4f, min %.4f, max %.4f; "
@@ -324,6 +349,9 @@ def main(argv=None):
 
 def _write_recordings(options, frames, fps):
     """--video (every episode's frames) and --render (the first episode's)."""
+    for path in (options.video, options.render):
+        if path:
+            make_output_folder(path)
     if options.video:
         video = [frame for episode in frames for frame in episode]
         try:

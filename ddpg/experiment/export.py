@@ -50,8 +50,9 @@ import mxnet as mx
 from ddpg.checkpoint import CheckpointReader
 from ddpg.checkpoint.env_description import read_description
 from ddpg.errors import CheckpointError
+from ddpg.experiment.build import check_env_id
 from ddpg.experiment.onnx_graph import OPSET, symbol_to_onnx
-from ddpg.experiment.script import HelpFormatter, run_script
+from ddpg.experiment.script import HelpFormatter, UsageError, check_output, run_script
 # shared with examples/evaluate.py, which imports them from here
 from ddpg.experiment.policy_source import (apply_normalization, checkpoint_obs_normalizer,
                                            checkpoint_run_args, input_layout,
@@ -259,7 +260,13 @@ def main(argv=None, prog=PROG):
     options = parser.parse_args(argv)
     formats = FORMATS if options.format == "both" else (options.format,)
     try:
+        check_output("-o", options.out, path=options.out + ("-symbol.json" if "mxnet" in formats
+                                                            else ".onnx"))
+        if options.env is not None:
+            check_env_id(options.env)
         written = export_policy(options.checkpoint, options.out, formats, env=options.env)
+    except UsageError as error:
+        parser.exit(2, "%s: error: %s\n" % (parser.prog, error))
     except ImportError as error:
         parser.exit(2, "%s: error: %s (or --format mxnet)\n" % (parser.prog, error))
     except CheckpointError as error:

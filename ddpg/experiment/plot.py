@@ -20,7 +20,7 @@ import os
 import sys
 
 from ddpg.experiment.results import aggregate, find_progress_files, group_runs, read_curve
-from ddpg.experiment.script import run_script
+from ddpg.experiment.script import check_output, run_script
 
 __all__ = ["import_pyplot", "plot_curves", "parse_pair", "build_parser", "main", "entry", "PROG"]
 
@@ -34,8 +34,8 @@ def import_pyplot():
     try:
         import matplotlib
     except ImportError as error:
-        raise ImportError("plotting needs matplotlib: pip install matplotlib==3.10.9 (or pip "
-                          "install -r requirements-bench.txt) (%s)" % (error,))
+        raise ImportError('plotting needs matplotlib: pip install "mxnet-ddpg[plot]" (%s)'
+                          % (error,))
     matplotlib.use("Agg")  # no display needed; must precede the pyplot import
     import matplotlib.pyplot as plt
     return plt
@@ -161,6 +161,7 @@ def build_parser(prog=PROG):
 def main(argv=None, prog=PROG):
     args = build_parser(prog).parse_args(argv)
     try:
+        check_output("-o", args.output)
         drawn = plot_curves(args.paths, args.output, key=args.key, x=args.x, title=args.title,
                             labels=args.label, hlines=args.hline)
     except (ImportError, ValueError, KeyError, FileNotFoundError) as error:

@@ -11,7 +11,7 @@ than the record need ``--env``.
 """
 import numpy as np
 
-from ddpg.checkpoint.env_description import bounds_from_json, read_description
+from ddpg.checkpoint.env_description import bounds_from_json, described_name, read_description
 from ddpg.envs import NormalizedEnv
 from ddpg.envs.normalized_env import OBS_NORMALIZATION_EPS
 from ddpg.errors import CheckpointError
@@ -138,8 +138,7 @@ def path_from_description(reader, description, act_dim):
     if description["wrappers"]:
         raise CheckpointError("the checkpoint's environment is wrapped in %s; the export "
                               "reproduces normalize() only" % ", ".join(description["wrappers"]))
-    env = description["env"]
-    name = env.get("id") or ("cartpole" if env["kind"] == "cartpole" else env.get("class"))
+    name = described_name(description["env"])
     normalize = description["normalize"]
     if normalize is None:  # the policy's tanh output is the action
         return name, None, -np.ones(act_dim), np.ones(act_dim)

@@ -152,10 +152,20 @@ def run_settings(progress_path):
     return None
 
 
+def _flag_defaults():
+    """ddpg-train's flags and their defaults, for the flags :func:`run_settings` keeps."""
+    from ddpg.experiment.cli import build_parser  # pylint: disable=import-outside-toplevel
+    return {name: value for name, value in vars(build_parser().parse_args([])).items()
+            if name not in NOT_SETTINGS}
+
+
 def _resolved(settings):
-    """``settings`` with a flag left at None ("the algorithm's default") replaced by that
+    """``settings`` completed and resolved: a flag newer than the run's arguments file takes
+    its default (as it does when the run is resumed), so that the run groups with the newer
+    runs of its settings; a flag left at None ("the algorithm's default") is replaced by that
     default: a resumed run's arguments record the value the checkpoint holds
     (``--policy-delay``: 1 for DDPG), and must group with the fresh runs of its seeds."""
+    settings = dict(_flag_defaults(), **settings)
     if settings.get("policy_delay", 0) is None:
         algorithm = settings.get("algo", "ddpg")
         defaults = hyperparams.defaults(algorithm if algorithm in ("ddpg", "td3") else "ddpg")
@@ -173,16 +183,30 @@ def _setting_text(value):
     return str(value)
 
 
-def _label(base, settings, varying):
+def _label(base, settings, varying, limit=LABEL_SETTINGS):
     if settings is None:
         return base
     parts = [_setting_text(settings.get("env"))]
     shown = [key for key in varying if key != "env"]
     parts.extend("%s=%s" % (key, _setting_text(settings.get(key)))
-                 for key in shown[:LABEL_SETTINGS])
-    if len(shown) > LABEL_SETTINGS:
-        parts.append("+%d more settings" % (len(shown) - LABEL_SETTINGS))
+                 for key in shown[:limit])
+    if len(shown) > limit:
+        parts.append("+%d more settings" % (len(shown) - limit))
     return "%s (%s)" % (base, ", ".join(parts))
+
+
+def _unique_label(groups, base, settings, varying):
+    """The group's label, with every differing setting when the first :data:`LABEL_SETTINGS`
+    do not set it apart from a group already labelled, and numbered as a last resort (two
+    settings written alike): no group is ever drawn over another."""
+    label = _label(base, settings, varying)
+    if label in groups:
+        label = _label(base, settings, varying, limit=len(varying))
+    number, unique = 1, label
+    while unique in groups:
+        number += 1
+        unique = "%s #%d" % (label, number)
+    return unique
 
 
 def group_runs(progress_paths, labels=()):
@@ -208,7 +232,7 @@ def group_runs(progress_paths, labels=()):
         varying = [key for key in keys
                    if len({_signature({"v": settings.get(key)}) for settings in known}) > 1]
         for settings, paths in variants.values():
-            groups[_label(name, settings, varying)] = paths
+            groups[_unique_label(groups, name, settings, varying)] = paths
     return groups
 
 

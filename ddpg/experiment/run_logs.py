@@ -11,7 +11,25 @@ import os
 
 from ddpg import logger
 
-__all__ = ["setup_logging", "tensorboard_problem", "setup_tensorboard", "close_logging"]
+__all__ = ["PATH_ARGUMENTS", "recorded_arguments", "setup_logging", "tensorboard_problem",
+           "setup_tensorboard", "close_logging"]
+
+#: The run's arguments that are paths: its files record them relative to the run folder
+#: (``log_dir`` is ``.``, a resumed checkpoint ``params``), so that they name no folder of the
+#: machine that ran it. Files of older runs may hold absolute paths; nothing reads these two
+#: back (a resume finds the run folder from the checkpoint's own path; plots leave them out).
+PATH_ARGUMENTS = ("log_dir", "resume")
+
+
+def recorded_arguments(args, log_dir):
+    """``vars(args)`` as the run folder ``log_dir`` records them: :data:`PATH_ARGUMENTS`
+    relative to it."""
+    values = dict(vars(args))
+    for name in PATH_ARGUMENTS:
+        if isinstance(values.get(name), str):
+            values[name] = os.path.relpath(os.path.abspath(values[name]),
+                                           os.path.abspath(log_dir))
+    return values
 
 
 def setup_logging(log_dir, args, params_file="params.json"):
@@ -27,7 +45,7 @@ def setup_logging(log_dir, args, params_file="params.json"):
     logger.add_text_output(os.path.join(log_dir, "debug.log"))
     logger.add_tabular_output(os.path.join(log_dir, "progress.csv"))
     with open(os.path.join(log_dir, params_file), "w") as params:
-        json.dump(vars(args), params, indent=2, sort_keys=True)
+        json.dump(recorded_arguments(args, log_dir), params, indent=2, sort_keys=True)
 
 
 def tensorboard_problem(args):

@@ -12,16 +12,16 @@ to resume from (exit status 130).
 import argparse
 import os
 import sys
+import tempfile
 
 from ddpg.errors import CheckpointError, DivergenceError, EnvError, NonFiniteError
 
 __all__ = ["HelpFormatter", "UsageError", "RunInterrupted", "RunWriteError", "DEBUG_VARIABLE",
-           "add_debug_flag", "add_trust_pickle_flag",
-           "debug_requested", "run_script"]
+           "add_debug_flag", "add_trust_pickle_flag", "output_problem", "check_output",
+           "make_output_folder", "debug_requested", "run_script"]
 
 #: Set to 1 to see tracebacks instead of one-line messages.
 DEBUG_VARIABLE = "DDPG_DEBUG"
-
 
 
 class UsageError(ValueError):
@@ -76,6 +76,49 @@ def add_trust_pickle_flag(parser, when=""):
                         help="%salso open a checkpoint of the older, pickled format (version "
                              "1); unpickling can run any code, so only for checkpoints you "
                              "trust" % when)
+
+
+def output_problem(path):
+    """Why the file ``path`` cannot be written, in words, or None.
+
+    A folder of the path that does not exist yet is made when the file is written
+    (:func:`make_output_folder`); the nearest one that exists must be a folder in which a
+    file can be made, which is tried (a temporary file, removed at once) rather than judged
+    from permission bits, which do not bind every user."""
+    if os.path.isdir(path):
+        return "it is a folder"
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        return "%s is a file, not a folder" % folder
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        return "nothing can be written in %s (%s)" % (folder, error.strerror or error)
+    return None
+
+
+def check_output(flag, value, overwrite_flag=None, path=None):
+    """A :class:`UsageError` naming ``flag VALUE`` unless the file ``path`` (default: the
+    flag's ``value``; another for a flag that gives a prefix) can be written; with
+    ``overwrite_flag`` (e.g. ``"--overwrite"``, not given) an existing file is refused too,
+    naming that flag. Called before any work, so that a result is never lost for want of a
+    place to put it."""
+    path = value if path is None else path
+    problem = output_problem(path)
+    if problem:
+        raise UsageError("%s %s cannot be written: %s; choose another %s"
+                         % (flag, value, problem, flag))
+    if overwrite_flag and os.path.lexists(path):
+        raise UsageError("%s %s already exists: choose another %s, or pass %s to replace it"
+                         % (flag, value, flag, overwrite_flag))
+
+
+def make_output_folder(path):
+    """Make the folder the file ``path`` goes into, if it does not exist yet."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
 
 
 def debug_requested(argv):

@@ -9,7 +9,7 @@ Ray Tune sampling objects.
 """
 import json
 
-from ddpg import experiment
+from ddpg import experiment, hyperparams
 
 __all__ = ["RESERVED_OPTIONS", "SEARCH_KINDS", "Search", "normalize_name", "check_space",
            "parse_cli_values", "space_from_cli", "space_to_json", "check_seeds", "is_number",
@@ -118,7 +118,8 @@ def check_space(space):
     ``{"grid": [...]}``-style dicts (also ``tune.grid_search``'s ``{"grid_search": [...]}``) or
     Ray Tune sampling objects. Raises ``ValueError`` for an unknown name (listing the valid
     ones), a name the sweep sets itself, or a value run_ddpg.py would refuse (each grid or
-    choice value and both bounds of a range are checked with its parser).
+    choice value and both bounds of a range are checked with its parser, and a
+    hyperparameter's against its range in :mod:`ddpg.hyperparams`).
     """
     checked = {}
     for raw_name, value in space.items():
@@ -144,7 +145,9 @@ def check_space(space):
             candidates = [value]
         for candidate in candidates:
             try:
-                experiment.args_from_config({name: candidate})
+                args = experiment.args_from_config({name: candidate})
+                # the hyperparameters' ranges, which the algorithm checks when a trial starts
+                hyperparams.check_flag_values({name: getattr(args, name)})
             except ValueError as error:
                 raise ValueError("%s=%r is not a valid run_ddpg.py value: %s"
                                  % (name, candidate, error))

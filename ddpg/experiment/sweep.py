@@ -24,6 +24,7 @@ import sys
 
 from ddpg import experiment
 from ddpg.experiment import tune as ddpg_tune
+from ddpg.experiment.build import check_env_id
 from ddpg.experiment.script import HelpFormatter, add_debug_flag, run_script
 
 __all__ = ["build_parser", "read_space_option", "run_flags", "check_environment", "report",
@@ -129,7 +130,7 @@ def check_environment(run_argv):
     rather than in every trial (as ddpg-train would say it, naming --env)."""
     given = run_flags(run_argv)
     if "env" in given:
-        experiment.build_env(experiment.args_from_config({"env": given["env"]}))
+        check_env_id(given["env"])
 
 
 def report(args, folder):

@@ -50,8 +50,7 @@ __all__ = ["THREAD_VARIABLES", "RESERVED_OPTIONS", "SEARCH_KINDS", "INSTALL_HINT
            "start_ray", "check_sweep", "run_sweep", "resume_sweep", "summarize",
            "format_summary", "write_summary", "plot_summary"]
 
-INSTALL_HINT = ('pip install "mxnet-ddpg[ray]" (Ray 2.60 needs Python 3.10+; in a checkout: '
-                "pip install -r requirements-ray.txt)")
+INSTALL_HINT = 'pip install "mxnet-ddpg[ray]" (Ray 2.60 needs Python 3.10+)'
 #: Written by run_sweep into the sweep folder: what resume_sweep needs.
 SWEEP_FILE = "sweep.json"
 

@@ -14,8 +14,7 @@ import numpy as np
 __all__ = ["TENSORBOARD_INSTALL", "TensorBoardOutput"]
 
 #: How to get tensorboardX, named in the error raised when it is missing.
-TENSORBOARD_INSTALL = ('pip install tensorboardX==2.6.5 (or pip install '
-                       '"mxnet-ddpg[tensorboard]", which also installs tensorboard)')
+TENSORBOARD_INSTALL = 'pip install "mxnet-ddpg[tensorboard]"'
 
 
 def _import_tensorboardx():

@@ -12,9 +12,13 @@ gets its ``dummy`` video driver: frames are drawn off screen anyway, and SDL wou
 print an error about the missing display on every run.
 """
 import ctypes.util
+import gc
 import os
+import sys
+import traceback
 
-__all__ = ["RENDER_INSTALL", "choose_mujoco_gl", "gpu_driver_present", "mujoco_cameras"]
+__all__ = ["RENDER_INSTALL", "choose_mujoco_gl", "gpu_driver_present", "mujoco_cameras",
+           "opengl_failure", "opengl_problem"]
 
 #: What to install (or set) when MuJoCo cannot render.
 RENDER_INSTALL = ("MuJoCo renders without a screen through OSMesa (apt-get install "
@@ -48,6 +52,51 @@ def choose_mujoco_gl(environ=None, gpu=None):
     environ["MUJOCO_GL"] = backend
     environ.setdefault("PYOPENGL_PLATFORM", backend)
     return backend
+
+
+#: Words of an error message, and folders of the code that raised it, that say OpenGL failed.
+_OPENGL_WORDS = ("GL", "OSMesa", "osmesa", "egl", "glfw")
+_OPENGL_FOLDERS = frozenset(["OpenGL", "osmesa", "egl", "glfw"])
+
+
+def opengl_failure(error):
+    """Whether ``error``, raised making or rendering an environment, is MuJoCo finding no
+    OpenGL backend: its message names OpenGL, EGL, OSMesa or GLFW, or PyOpenGL's or MuJoCo's
+    OpenGL code raised it (an OSMesa that is not installed fails inside PyOpenGL with
+    ``'NoneType' object has no attribute 'glGetError'``)."""
+    text = "%s %s" % (type(error).__name__, error)
+    if any(word in text for word in _OPENGL_WORDS):
+        return True
+    return any(_OPENGL_FOLDERS.intersection(entry.filename.split(os.sep))
+               for entry in traceback.extract_tb(error.__traceback__))
+
+
+def opengl_problem(error):
+    """For an :func:`opengl_failure`, one line saying that nothing could render and what to
+    install; None for any other error. What the failed attempt left behind (a half-made
+    viewer, whose ``__del__`` would print a traceback at exit) is freed here, quietly."""
+    if not opengl_failure(error):
+        return None
+    _free_quietly(error)
+    return "nothing could render the environment's frames (%s: %s): %s" % (
+        type(error).__name__, str(error).strip().splitlines()[0] if str(error).strip()
+        else "no message", RENDER_INSTALL)
+
+
+def _free_quietly(error):
+    """Clear the frames of ``error``'s traceback (and of the errors it chains), and collect
+    what they held, with the errors of finalisers unreported."""
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: None
+    try:
+        seen = set()
+        while error is not None and id(error) not in seen:
+            seen.add(id(error))
+            traceback.clear_frames(error.__traceback__)
+            error = error.__cause__ or error.__context__
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
 
 
 def mujoco_cameras(env):
