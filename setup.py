@@ -1,10 +1,13 @@
 """Install mxnet-ddpg, the distribution of the ``ddpg`` package (PyPI's ``ddpg`` is an
 unrelated project). MXNet is an extra so that GPU users never get the CPU wheel as well:
 
-    pip install ".[cpu]"    # mxnet==1.9.1 (CPU)
-    pip install ".[gpu]"    # mxnet-cu112==1.9.1 (CUDA 11.2)
-    pip install ".[cpu,ray]"    # and Ray Tune for sweeps (Python 3.10+)
-    pip install ".[cpu,tensorboard,onnx]"    # TensorBoard logging; policy export to ONNX
+    pip install --no-deps mxnet==1.9.1 && pip install ".[cpu]"    # mxnet==1.9.1 (CPU)
+    pip install --no-deps mxnet-cu112==1.9.1 && pip install ".[gpu]"    # CUDA 11.2
+    pip install ".[ray]"    # and Ray Tune for sweeps
+    pip install ".[tensorboard,onnx]"    # TensorBoard logging; policy export to ONNX
+
+(MXNet first without its dependencies: its wheels declare numpy<2, and Python 3.13 has only
+numpy 2 wheels; on 3.11 and 3.12 the extra then installs them.)
 
 (``pip install -e`` for a checkout under development.) It installs the commands ddpg-train,
 ddpg-evaluate, ddpg-export, ddpg-plot and ddpg-sweep; ``python -m ddpg`` lists them.
@@ -62,7 +65,7 @@ setup(
     packages=find_packages(include=["ddpg", "ddpg.*"]),
     entry_points={"console_scripts": commands["console_scripts"]()},
     # the Pythons the suite runs on (README "Install")
-    python_requires=">=3.10,<3.14",
+    python_requires=">=3.11,<3.14",
     install_requires=[
         # MXNet 1.9 declares numpy<2 (ddpg.backend.mxnet_compat imports it under 1.24+ and
         # 2.x); Python 3.13 has only numpy 2 wheels. Stating the bound here keeps an extra
@@ -113,9 +116,7 @@ setup(
         "License :: OSI Approved :: Apache Software License",
         "Programming Language :: Python :: 3",
         "Programming Language :: Python :: 3 :: Only",
-        "Programming Language :: Python :: 3.10",
         "Programming Language :: Python :: 3.11",
-        "Programming Language :: Python :: 3.12",
         "Programming Language :: Python :: 3.13",
         "Topic :: Scientific/Engineering :: Artificial Intelligence",
     ],

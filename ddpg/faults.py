@@ -159,8 +159,9 @@ def check_divergence(epoch, statistics, network_params, where="at the end of the
     once per epoch costs nothing per update: a single NaN or infinite loss makes its sum
     non-finite (infinite losses that cancel aside).
     """
-    bad_statistics = ["%s=%r" % (key, value) for key, value in statistics.items()
-                      if not np.all(np.isfinite(value))]
+    # as plain Python numbers: numpy 2 writes its scalars as np.float64(inf)
+    bad_statistics = ["%s=%r" % (key, np.asarray(value).tolist())
+                      for key, value in statistics.items() if not np.all(np.isfinite(value))]
     bad_params = ["%s.%s" % (network, name)
                   for network, params in network_params.items()
                   for name, array in params.items()
