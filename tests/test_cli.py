@@ -147,7 +147,9 @@ def test_evaluate_checks_its_output_paths_before_the_first_episode(
 
 
 def test_evaluate_makes_a_missing_output_folder_and_overwrites_only_when_asked(
-        finished_run, scripts, tmp_path, capsys):
+        finished_run, scripts, tmp_path, capsys, monkeypatch):
+    # recording chooses MuJoCo's OpenGL backend in os.environ: keep it from later tests
+    monkeypatch.setattr(os, "environ", os.environ.copy())
     checkpoint = str(finished_run[1] / "params")
     video, stats = tmp_path / "new" / "deeper" / "v.gif", tmp_path / "new" / "s.json"
     argv = [checkpoint, "--episodes", "1", "--max-path-length", "3", "--video", str(video),

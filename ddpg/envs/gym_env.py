@@ -94,7 +94,9 @@ def _import_robotics():
         # its import prints a notice about its Adroit tasks' rewards to stderr: not ours to show
         with contextlib.redirect_stderr(io.StringIO()):
             import gymnasium_robotics
-    except (ImportError, gymnasium.error.DependencyNotInstalled):  # e.g. without MuJoCo
+    except Exception:  # pylint: disable=broad-except
+        # not installed, no MuJoCo, or a MuJoCo whose OpenGL backend cannot load: the id is
+        # then not one of its tasks, and gymnasium.make says what is wrong with it
         return None
     return gymnasium_robotics
 
