@@ -65,7 +65,7 @@ setup(
     packages=find_packages(include=["ddpg", "ddpg.*"]),
     entry_points={"console_scripts": commands["console_scripts"]()},
     # the Pythons the suite runs on (README "Install")
-    python_requires=">=3.11,<3.14",
+    python_requires=">=3.10,<3.14",
     install_requires=[
         # MXNet 1.9 declares numpy<2 (ddpg.backend.mxnet_compat imports it under 1.24+ and
         # 2.x); Python 3.13 has only numpy 2 wheels. Stating the bound here keeps an extra
@@ -113,10 +113,11 @@ setup(
         "robotics": ["gymnasium-robotics==1.4.2"] + MUJOCO,
     },
     classifiers=[
-        "License :: OSI Approved :: Apache Software License",
         "Programming Language :: Python :: 3",
         "Programming Language :: Python :: 3 :: Only",
+        "Programming Language :: Python :: 3.10",
         "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
         "Programming Language :: Python :: 3.13",
         "Topic :: Scientific/Engineering :: Artificial Intelligence",
     ],

@@ -10,6 +10,13 @@ tests/test_same_numbers.py compares the current environment's with them. To writ
 again, in the reference environment:
 
     python tests/reference_runs.py --write
+
+The same numbers are promised across Pythons and numpy releases, not across instruction sets:
+on a CPU with AVX-512, numpy's AVX-512 loops (float64 sin, cos and reductions, among others)
+and oneDNN's AVX-512 kernels inside MXNet round differently from their AVX2 versions, so a
+run's last bits depend on the CPU. The runs are therefore made with both libraries held to
+AVX2 (:func:`instruction_set_environment`), the instruction set the reference was written
+with.
 """
 import csv
 import hashlib
@@ -104,13 +111,38 @@ def progress_values(path):
                 for row in csv.DictReader(progress_file)]
 
 
+def _numpy_cpu_tables():
+    """numpy's (features this CPU has, targets this numpy build dispatches to)."""
+    try:
+        from numpy._core import _multiarray_umath as umath  # numpy 2
+    except ImportError:  # numpy 1
+        from numpy.core import _multiarray_umath as umath
+    return umath.__cpu_features__, umath.__cpu_dispatch__
+
+
+def instruction_set_environment():
+    """Environment variables that hold numpy and MXNet's oneDNN to AVX2 in a new process.
+
+    numpy: ``NPY_DISABLE_CPU_FEATURES`` names the AVX-512 targets that this numpy build
+    dispatches to and this CPU has (naming one it lacks is an error, so nothing is named on
+    a CPU without AVX-512). oneDNN: ``DNNL_MAX_CPU_ISA=AVX2`` is a ceiling, harmless below it.
+    """
+    features, dispatched = _numpy_cpu_tables()
+    avx512 = [name for name in dispatched
+              if name.startswith("AVX512") and features.get(name)]
+    environment_variables = {"DNNL_MAX_CPU_ISA": "AVX2"}
+    if avx512:
+        environment_variables["NPY_DISABLE_CPU_FEATURES"] = " ".join(avx512)
+    return environment_variables
+
+
 def run_fingerprint(name, workdir):
     """Run ``RUNS[name]`` with this interpreter in a folder under ``workdir``; its
     fingerprint: ``{"progress": [...], "checkpoint": {...}}``."""
     log_dir = os.path.join(workdir, name)
     command = [sys.executable, RUN_SCRIPT] + RUNS[name] + [
         "--log-dir", log_dir, "--no-progress-bar"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", **instruction_set_environment())
     finished = subprocess.run(command, capture_output=True, text=True, env=env, cwd=workdir,
                               timeout=600)
     if finished.returncode != 0:

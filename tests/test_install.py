@@ -98,7 +98,12 @@ def test_the_wheel_holds_the_package_the_licence_and_the_commands(wheel):
         entry_points.read_string(archive.read(info + "/entry_points.txt").decode())
     assert {name.split("/")[0] for name in names} == {"ddpg", info}
     assert "Name: mxnet-ddpg\n" in metadata and "License: Apache-2.0\n" in metadata
-    assert "Classifier: License :: OSI Approved :: Apache Software License" in metadata
+    # the Pythons the suite runs on, in the classifiers and in Requires-Python
+    requires_python = re.search(r"^Requires-Python: (.*)$", metadata, re.M).group(1)
+    assert sorted(requires_python.split(",")) == ["<3.14", ">=3.10"]
+    assert sorted(line.rsplit(" ", 1)[1] for line in metadata.splitlines()
+                  if line.startswith("Classifier: Programming Language :: Python :: 3.")) == [
+        "3.10", "3.11", "3.12", "3.13"]
     assert dict(entry_points["console_scripts"]) == {name: target
                                                      for name, target, _ in COMMANDS}
 

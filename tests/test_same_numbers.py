@@ -3,7 +3,8 @@
 The runs of tests/reference_runs.py, repeated here with this interpreter, must give exactly
 the fingerprints of tests/data/reference_runs.json, written with Python 3.11 and numpy 1.23.5:
 every progress.csv value but the timings, every array of the final checkpoint and the
-training state's random generators. CI runs the suite on the oldest and the newest
+training state's random generators, with numpy and MXNet held to AVX2 (see
+tests/reference_runs.py). CI runs the suite on the oldest and the newest
 supported Python (numpy 1.x and 2.x), so a computation whose result depends on numpy's type
 promotion or on the Python release fails here on one of them.
 """
@@ -71,3 +72,17 @@ def test_timing_columns_are_left_out(tmp_path):
     path = tmp_path / "progress.csv"
     path.write_text("Epoch,Time,ItrTime,EnvStepsPerSecond,AverageQ\n0,1.5,0.2,900,3.25\n")
     assert reference_runs.progress_values(str(path)) == [{"Epoch": "0", "AverageQ": "3.25"}]
+
+
+def test_runs_hold_numpy_and_onednn_to_avx2(monkeypatch):
+    """Only AVX-512 targets that numpy dispatches to and the CPU has are disabled (naming one
+    the CPU lacks stops numpy's import); oneDNN always gets the AVX2 ceiling."""
+    features = {"AVX2": True, "AVX512F": True, "AVX512_SKX": True, "AVX512_KNL": False,
+                "AVX512VL": True}
+    dispatched = ["AVX2", "AVX512F", "AVX512_KNL", "AVX512_SKX"]
+    monkeypatch.setattr(reference_runs, "_numpy_cpu_tables", lambda: (features, dispatched))
+    assert reference_runs.instruction_set_environment() == {
+        "DNNL_MAX_CPU_ISA": "AVX2", "NPY_DISABLE_CPU_FEATURES": "AVX512F AVX512_SKX"}
+    features = {"AVX2": True, "AVX512F": False}
+    monkeypatch.setattr(reference_runs, "_numpy_cpu_tables", lambda: (features, dispatched))
+    assert reference_runs.instruction_set_environment() == {"DNNL_MAX_CPU_ISA": "AVX2"}
