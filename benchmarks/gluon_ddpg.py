@@ -54,7 +54,11 @@ if __name__ == "__main__":
     if _args.mkldnn:
         os.environ["MXNET_MKLDNN_ENABLED"] = "1" if _args.mkldnn == "on" else "0"
 
-import mxnet as mx  # noqa: E402
+# MXNet 1.9.1 imports under numpy 1.24+ and 2.x only with the stand-ins of
+# ddpg.backend.mxnet_compat, which the contender shares with ddpg for that alone
+from ddpg.backend.mxnet_compat import import_mxnet  # noqa: E402
+
+mx = import_mxnet()
 from mxnet import autograd, gluon  # noqa: E402
 
 

@@ -124,12 +124,14 @@ def instruction_set_environment():
     """Environment variables that hold numpy and MXNet's oneDNN to AVX2 in a new process.
 
     numpy: ``NPY_DISABLE_CPU_FEATURES`` names the AVX-512 targets that this numpy build
-    dispatches to and this CPU has (naming one it lacks is an error, so nothing is named on
-    a CPU without AVX-512). oneDNN: ``DNNL_MAX_CPU_ISA=AVX2`` is a ceiling, harmless below it.
+    dispatches to and this CPU has (``AVX512_SKX``, ``AVX512_ICL``, ...; numpy 2.4 also
+    groups AVX-512 as ``X86_V4``). Naming one the CPU lacks is an error, so nothing is named
+    on a CPU without AVX-512. oneDNN: ``DNNL_MAX_CPU_ISA=AVX2`` is a ceiling, harmless below
+    it.
     """
     features, dispatched = _numpy_cpu_tables()
     avx512 = [name for name in dispatched
-              if name.startswith("AVX512") and features.get(name)]
+              if (name.startswith("AVX512") or name == "X86_V4") and features.get(name)]
     environment_variables = {"DNNL_MAX_CPU_ISA": "AVX2"}
     if avx512:
         environment_variables["NPY_DISABLE_CPU_FEATURES"] = " ".join(avx512)

@@ -207,11 +207,11 @@ def flags_by_script(text):
         snippet = snippet.split(" #")[0]  # a shell comment
         matches = list(SCRIPT.finditer(snippet))
         if not matches:
-            if not snippet.lstrip().startswith(OTHER_PROGRAMS):
+            if not snippet.lstrip(" '\"").startswith(OTHER_PROGRAMS):
                 loose.extend(FLAG.findall(snippet))
             continue
         loose.extend(flag for part in re.split(r"&&|\|\||;", snippet[:matches[0].start()])
-                     if not part.lstrip().startswith(OTHER_PROGRAMS)
+                     if not part.lstrip(" '\"").startswith(OTHER_PROGRAMS)
                      for flag in FLAG.findall(part))
         for index, match in enumerate(matches):
             end = matches[index + 1].start() if index + 1 < len(matches) else len(snippet)

@@ -89,10 +89,12 @@ def test_the_wheel_holds_the_package_the_licence_and_the_commands(wheel):
         names = archive.namelist()
         info = next(name.split("/")[0] for name in names if ".dist-info/" in name)
         assert info.startswith("mxnet_ddpg-")
+        # setuptools 77+ (metadata 2.4) puts them under licenses/
+        licences = info + ("/licenses" if info + "/licenses/LICENSE" in names else "")
         with open(os.path.join(REPO, "LICENSE"), "rb") as licence:
-            assert archive.read(info + "/LICENSE") == licence.read()
+            assert archive.read(licences + "/LICENSE") == licence.read()
         with open(os.path.join(REPO, "NOTICE"), "rb") as notice:
-            assert archive.read(info + "/NOTICE") == notice.read()
+            assert archive.read(licences + "/NOTICE") == notice.read()
         metadata = archive.read(info + "/METADATA").decode()
         entry_points = configparser.ConfigParser()
         entry_points.read_string(archive.read(info + "/entry_points.txt").decode())

@@ -177,9 +177,30 @@ def test_stand_ins_are_numpys_documented_replacements():
         stand_ins["npv"](0.1, [1, 2])
 
 
-def test_install_command_fits_the_python():
-    if sys.version_info >= (3, 13):
-        assert mxnet_compat.MXNET_INSTALL == ('pip install --no-deps mxnet==1.9.1 && pip '
-                                              'install "mxnet-ddpg[cpu]"')
-    else:
-        assert mxnet_compat.MXNET_INSTALL == 'pip install "mxnet-ddpg[cpu]"'
+def test_install_command_works_on_every_python():
+    """The one command the README gives: MXNet without its declared numpy<2, then the cpu
+    extra (numpy 2 on Python 3.13, where numpy 1.x has no wheel)."""
+    assert mxnet_compat.MXNET_INSTALL == ('pip install --no-deps mxnet==1.9.1 && pip '
+                                          'install "mxnet-ddpg[cpu]"')
+
+
+def test_new_process_distutils_from_setuptools_when_its_pth_was_not_read():
+    """A site folder added to sys.path after start-up (the fresh environment of
+    test_install.py) has setuptools but not its distutils shim: importing setuptools first
+    puts setuptools' distutils in place, and MXNet imports."""
+    code = """
+    import sys
+    class DistutilsOnlyAfterSetuptools:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] == "distutils" and "setuptools" not in sys.modules:
+                raise ModuleNotFoundError("No module named %r" % name, name=name)
+    for name in [name for name in sys.modules if name.split(".")[0] in ("distutils", "setuptools")]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, DistutilsOnlyAfterSetuptools())
+    import ddpg
+    print("setuptools" in sys.modules, "distutils" in sys.modules)
+    """
+    returncode, out, err = run_python(code)
+    assert returncode == 0, err
+    assert out.split()[-2:] == ["True", "True"]
+

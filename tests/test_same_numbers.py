@@ -83,6 +83,13 @@ def test_runs_hold_numpy_and_onednn_to_avx2(monkeypatch):
     monkeypatch.setattr(reference_runs, "_numpy_cpu_tables", lambda: (features, dispatched))
     assert reference_runs.instruction_set_environment() == {
         "DNNL_MAX_CPU_ISA": "AVX2", "NPY_DISABLE_CPU_FEATURES": "AVX512F AVX512_SKX"}
+    # numpy 2.4's names: the x86-64 levels, and AVX-512 extensions above X86_V4
+    features = {"X86_V2": True, "X86_V3": True, "X86_V4": True, "AVX512_ICL": True,
+                "AVX512_SPR": False}
+    dispatched = ["X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"]
+    monkeypatch.setattr(reference_runs, "_numpy_cpu_tables", lambda: (features, dispatched))
+    assert reference_runs.instruction_set_environment() == {
+        "DNNL_MAX_CPU_ISA": "AVX2", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL"}
     features = {"AVX2": True, "AVX512F": False}
     monkeypatch.setattr(reference_runs, "_numpy_cpu_tables", lambda: (features, dispatched))
     assert reference_runs.instruction_set_environment() == {"DNNL_MAX_CPU_ISA": "AVX2"}

@@ -9,8 +9,11 @@ removed:
   (``mirr``, ``npv``, ``pmt``, ``ppmt``, ``pv``, ``rate``, moved to numpy-financial); numpy 2.4
   removed ``in1d`` and ``trapz``;
 - Python 3.12 removed ``distutils`` (``mxnet.numpy_op_fallback`` imports its version classes):
-  setuptools' copy answers ``import distutils`` once setuptools is installed, and the package
-  installs it on Python 3.12 and later.
+  setuptools' copy answers ``import distutils``, and the package installs setuptools on Python
+  3.12 and later. setuptools makes its copy importable from a ``.pth`` file at start-up; where
+  that file is not read (a site folder added to ``sys.path`` later, ``python -S``) or was
+  switched off, :func:`import_mxnet` imports setuptools first, which puts its copy in place
+  the same way.
 
 MXNet's core is C++ behind ctypes and does not use numpy's C API, so these names are all that
 stands between it and numpy 2. They feed MXNet's ``mx.np`` namespace (its numpy-like
@@ -23,16 +26,16 @@ afterwards: numpy is left exactly as it was found, and MXNet keeps its own refer
 numpy has every name (numpy < 1.24) or MXNet is already imported, it only imports.
 """
 import importlib
+import importlib.util
 import sys
 import warnings
 
 __all__ = ["import_mxnet", "missing_numpy_names", "REMOVED_NUMPY_NAMES", "MXNET_INSTALL"]
 
-#: How to install MXNet for this Python. Every MXNet 1.9 wheel declares ``numpy<2``, and
-#: Python 3.13 has no numpy 1.x wheel: there MXNet goes in without its declared dependencies
-#: (the package's ``cpu`` extra installs the others, and numpy 2).
-MXNET_INSTALL = ('pip install --no-deps mxnet==1.9.1 && pip install "mxnet-ddpg[cpu]"'
-                 if sys.version_info >= (3, 13) else 'pip install "mxnet-ddpg[cpu]"')
+#: How to install MXNet, on every Python. Every MXNet 1.9 wheel declares ``numpy<2``, and
+#: Python 3.13 has no numpy 1.x wheel: MXNet goes in without its declared dependencies, and the
+#: package's ``cpu`` extra installs the others (numpy 2 on 3.13), as the README does.
+MXNET_INSTALL = 'pip install --no-deps mxnet==1.9.1 && pip install "mxnet-ddpg[cpu]"'
 
 
 def _not_in_numpy(name):
@@ -76,6 +79,21 @@ def missing_numpy_names(np):
         return [name for name in REMOVED_NUMPY_NAMES if not hasattr(np, name)]
 
 
+def _put_setuptools_distutils_in_place():
+    """Where ``distutils`` cannot be found, import setuptools, whose import makes its own
+    copy of distutils importable (what its start-up ``.pth`` file does in an ordinary
+    environment); nothing happens where distutils is found or setuptools is missing."""
+    try:
+        if importlib.util.find_spec("distutils") is not None:
+            return
+    except ImportError:
+        pass
+    try:
+        importlib.import_module("setuptools")
+    except ImportError:
+        pass
+
+
 def import_mxnet():
     """``import mxnet``, with the stand-ins numpy needs for it (see the module's docstring);
     returns the module. ImportError when MXNet is missing or cannot be imported, naming the
@@ -88,6 +106,7 @@ def import_mxnet():
     for name in missing:
         setattr(np, name, stand_ins[name])
     try:
+        _put_setuptools_distutils_in_place()
         return importlib.import_module("mxnet")
     except ModuleNotFoundError as error:
         if error.name == "mxnet":
