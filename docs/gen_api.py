@@ -19,6 +19,8 @@ import pkgutil
 import re
 import sys
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 OUTPUT = os.path.join(HERE, "api.md")
@@ -128,6 +130,8 @@ def _comment_doc(lines, lineno):
 
 
 def _value_summary(value):
+    if isinstance(value, np.generic):  # numpy 2 writes np.float64(0.5) where 1.x wrote 0.5
+        value = value.item()
     text = _clean(repr(value))
     if len(text) > 120:
         text = text[:117] + "..."
