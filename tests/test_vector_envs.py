@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ddpg.checkpoint import all_network_params
-from ddpg.envs import CartpoleEnv, GymEnv, normalize
+from ddpg.envs import Box, CartpoleEnv, EnvSpec, GymEnv, Step, normalize
 from ddpg.errors import CheckpointError, EnvError
 
 from ddpg.strategies import OUStrategy
@@ -119,6 +119,66 @@ def test_no_transition_crosses_an_episode_boundary():
             if terminated or truncated:
                 assert (step + 1) % 5 == 0
                 expected_obs, _ = plain.reset()
+
+
+class CountdownEnv(object):
+    """A deterministic environment whose terminal step is known: seeded ``s``, it observes
+    ``[s, t]``, is rewarded ``10 s + t`` at step ``t``, and its episodes end in a terminal
+    state (no time limit) at step 3 for an even seed, 4 for an odd one."""
+
+    def __init__(self):
+        self.observation_space = Box(-np.inf, np.inf, shape=(2,))
+        self.action_space = Box(-1.0, 1.0, shape=(1,))
+        self.spec = EnvSpec(self.observation_space, self.action_space)
+        self.tag, self.t = 0, 0
+
+    def seed(self, seed):
+        self.tag = seed
+
+    def reset(self):
+        self.t = 0
+        return np.array([self.tag, 0.0])
+
+    def step(self, action):
+        self.t += 1
+        done = self.t == 3 + self.tag % 2
+        return Step(np.array([self.tag, float(self.t)]), 10.0 * self.tag + self.t, done, {})
+
+    def clone(self):
+        return CountdownEnv()
+
+
+@pytest.mark.parametrize("vec_env", ["sync", "async"])
+def test_terminal_ends_of_several_environments_against_transitions_worked_by_hand(vec_env):
+    """Two environments (seeds 4 and 5: terminal at steps 3 and 4), 7 steps each, every
+    stored transition written out here: the terminal step is stored as terminal with the
+    terminal observation as s' (not the next episode's first), the next transition starts
+    from the reset observation, and the update's target does not bootstrap from it."""
+    algo = build_algorithm(env=CountdownEnv(), n_envs=2, vec_env=vec_env, seed=4, n_epochs=1,
+                           epoch_length=14, batch_size=14, memory_size=100,
+                           memory_start_size=100, max_path_length=100, start_steps=100,
+                           eval_samples=2, discount=0.9)
+    try:
+        algo.train()
+    finally:
+        algo.close()
+    obs, act, rwd, end, nxt = memory_rows(algo.memory)
+    expected = {  # environment: (t of s, t of s', terminal), step by step
+        0: [(0, 1, 0), (1, 2, 0), (2, 3, 1), (0, 1, 0), (1, 2, 0), (2, 3, 1), (0, 1, 0)],
+        1: [(0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 4, 1), (0, 1, 0), (1, 2, 0), (2, 3, 0)]}
+    for index, seed in ((0, 4), (1, 5)):
+        rows = expected[index]
+        assert obs[index::2].tolist() == [[seed, t] for t, _, _ in rows]
+        assert nxt[index::2].tolist() == [[seed, t] for _, t, _ in rows]
+        assert end[index::2].tolist() == [terminal for _, _, terminal in rows]
+        assert rwd[index::2].tolist() == [10 * seed + t for _, t, _ in rows]
+    assert algo.episode == 3  # environment 0's two episodes, environment 1's one
+    host = {"obs": np.zeros((14, 2), np.float32), "nxt": np.zeros((14, 2), np.float32),
+            "rwd": np.zeros((14, 1), np.float32),
+            "discount_mask": np.zeros((14, 1), np.float32)}
+    algo._fill_batch(host, (obs, act, rwd, end, nxt))
+    np.testing.assert_array_equal(host["discount_mask"][:, 0],
+                                  np.where(end == 1, 0.0, np.float32(0.9)))
 
 
 def test_updates_keep_the_update_to_data_ratio():
