@@ -320,8 +320,13 @@ def interrupt_at(algo, steps, also=()):
             interrupting.done = True
             for pid in also:
                 os.kill(pid, signal.SIGINT)
-            signal.raise_signal(signal.SIGINT)
-            time.sleep(30)
+            # Python's own handler, even where SIGINT came in ignored (a background job)
+            previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+            try:
+                signal.raise_signal(signal.SIGINT)
+                time.sleep(30)
+            finally:
+                signal.signal(signal.SIGINT, previous)
             raise AssertionError("SIGINT did not interrupt the learner")
         return collect_step(*args)
     interrupting.done = False
