@@ -247,6 +247,44 @@ def test_bad_settings_and_an_episode_too_long_are_refused():
         goal_memory().get_batch(4)
 
 
+def recording_point_steps(algo):
+    """Record the point's position before and after every step of ``algo``'s training
+    environment (a GymEnv of PointGoalEnv), read from the simulator itself."""
+    inner = algo.env.unwrapped_env.unwrapped
+    before, after = [], []
+    step = inner.step
+
+    def recording_step(action):
+        before.append(inner.position.copy())
+        result = step(action)
+        after.append(inner.position.copy())
+        return result
+    inner.step = recording_step
+    return before, after
+
+
+def test_the_loop_stores_the_goal_achieved_after_each_step():
+    """Relabelled rewards are compute_reward(achieved after the step, goal): the stored
+    achieved goal of each slot must be the point's position after its step (the simulator's,
+    recorded here), not before it. One environment, 4 episodes of 10 steps stored in order."""
+    algo = build_algorithm(env=GymEnv(point_goal_env(max_episode_steps=10)), seed=3,
+                           n_epochs=1, epoch_length=40, memory_start_size=20, batch_size=8,
+                           max_path_length=10, eval_samples=10, her=True)
+    before, after = recording_point_steps(algo)
+    algo.train()
+    memory = algo.memory
+    assert memory.size == 40 and len(after) == 40
+    np.testing.assert_array_equal(memory.achieved[:40], np.float32(after))
+    # the observations are the positions before the steps, the next ones after them
+    np.testing.assert_array_equal(memory.obss[:40, :2], np.float32(before))
+    np.testing.assert_array_equal(memory.nxts[:40, :2], np.float32(after))
+    assert np.abs(np.array(after) - np.array(before)).min(axis=1).max() > 0.01  # it moved
+    # a transition relabelled with its own achieved goal is a success: reward 0
+    slots = np.arange(40)
+    np.testing.assert_array_equal(
+        memory.compute_reward(memory.achieved[slots], np.float32(after), None), np.zeros(40))
+
+
 # -- the observation normaliser -------------------------------------------------------------
 
 def test_the_normaliser_clips_standardises_and_clips_as_numpy_computes():
@@ -329,6 +367,103 @@ def test_normalised_networks_see_normalised_observations():
     unnormalised.policy.params.data[:] = algo.policy.params.data
     np.testing.assert_allclose(algo.policy.get_action(obs),
                                unnormalised.policy.get_action(normalizer(obs)), rtol=1e-6)
+
+
+def numpy_normalised(observations, seen):
+    """The HER authors' normalisation computed here: clip to +-200, standardise with the
+    mean and (floored at 0.01) standard deviation of the clipped ``seen``, clip to +-5."""
+    seen = np.clip(np.asarray(seen, dtype=np.float64), -200, 200)
+    mean, std = seen.mean(axis=0), np.maximum(seen.std(axis=0), 0.01)
+    return np.clip((np.clip(observations, -200, 200) - mean) / std, -5, 5)
+
+
+def test_an_update_with_obs_norm_is_the_numpy_update_of_normalised_s_and_s_next():
+    """Both sides of the update see normalised observations: the Q network and the policy
+    at s, the target networks at s'. Statistics far from the identity's (means 1, -2, 0.5;
+    standard deviations 2, 0.5, 3), then three updates against the NumPy update of the batch
+    normalised here."""
+    algo = build_algorithm(env=PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM), pi_hidden=(5, 4),
+                           q_hidden=(6, 5, 4), merge=2, batch_size=BATCH, discount=0.9,
+                           qfunc_lr=2e-2, policy_lr=2e-2, soft_target_tau=0.1, seed=3,
+                           randomize=True, obs_norm=True)
+    rng = np.random.RandomState(8)
+    seen = rng.normal([1.0, -2.0, 0.5], [2.0, 0.5, 3.0], size=(300, OBS_DIM))
+    algo.obs_normalizer.update(seen)
+    reference = numpy_ddpg_of(algo, 0.9)
+    for itr in range(3):
+        obss, acts, rwds, ends, nxts = make_batch(rng)
+        nxts = nxts * 2.0 - 1.0  # s' unlike s: a swap of the two shows
+        expected = reference.update(numpy_normalised(obss, seen), acts.astype(np.float64),
+                                    rwds.astype(np.float64), ends.astype(np.float64),
+                                    numpy_normalised(nxts, seen))
+        algo.do_update(itr, (obss, acts, rwds, ends, nxts))
+        np.testing.assert_allclose(algo.qfunc.arg_dict["yval"].asnumpy(), expected["ys"],
+                                   rtol=1e-4, atol=1e-5)
+        assert_params_close(algo.qfunc.arg_dict, reference.q.p, "qfunc")
+        assert_params_close(algo.policy.arg_dict, reference.pi.p, "policy")
+        assert_params_close(algo.qfunc_target.arg_dict, reference.q_target.p, "qfunc")
+
+
+def recording_observations(env):
+    """Record the observation each step of ``env`` (an rllab-style environment) starts from:
+    what the loop stores as that step's s."""
+    starts, last = [], {}
+    reset, step = env.reset, env.step
+
+    def recording_reset():
+        last["obs"] = reset()
+        return last["obs"]
+
+    def recording_step(action):
+        starts.append(np.array(last["obs"], dtype=np.float64))
+        result = step(action)
+        last["obs"] = result[0]
+        return result
+    env.reset, env.step = recording_reset, recording_step
+    return starts
+
+
+def test_obs_norm_without_her_learns_every_stored_observation():
+    """Without hindsight replay the normaliser learns each stored transition's s: after 2
+    epochs of 25 steps (every step stored: terminal ends, bootstrapped cuts), its count, sum
+    and sum of squares are those of the 50 observations the steps started from, recorded at
+    the environment."""
+    env = PointEnv(obs_dim=3, act_dim=2)
+    algo = build_algorithm(env=env, seed=4, n_epochs=2, epoch_length=25, memory_start_size=10,
+                           batch_size=4, max_path_length=8, eval_samples=4, obs_norm=True)
+    starts = recording_observations(env)
+    algo.train()
+    assert len(starts) == 50 and algo.memory.size == 50
+    normalizer = algo.obs_normalizer
+    assert normalizer.count == 50
+    np.testing.assert_allclose(normalizer.sum, np.sum(starts, axis=0), rtol=1e-6)
+    np.testing.assert_allclose(normalizer.sumsq, np.sum(np.square(starts), axis=0), rtol=1e-6)
+    obs = np.array([0.3, -0.2, 0.1])
+    np.testing.assert_allclose(normalizer(obs), numpy_normalised(obs, starts), rtol=1e-5)
+
+
+def test_the_normaliser_learns_the_goals_the_batches_carry_not_the_episode_s_own():
+    """With hindsight replay the normaliser learns a stored episode's observations under
+    relabelled goals (obs_normalizer.py, her.py): strategy "final" with her_k = 10^9 replaces
+    every goal (but for a chance of 4e-8) by the position after the episode's last step. The
+    statistics are those of [position before step t, final position of its episode] over
+    the run's 4 episodes of 10 steps, recorded at the simulator; the episodes' own desired
+    goals (drawn at reset) are elsewhere."""
+    algo = build_algorithm(env=GymEnv(point_goal_env(max_episode_steps=10)), seed=5,
+                           n_epochs=1, epoch_length=40, memory_start_size=20, batch_size=8,
+                           max_path_length=10, eval_samples=10, her=True, obs_norm=True,
+                           her_strategy="final", her_k=10 ** 9)
+    before, after = recording_point_steps(algo)
+    algo.train()
+    assert len(after) == 40
+    seen = np.array([np.concatenate([before[t], after[(t // 10) * 10 + 9]])
+                     for t in range(40)])
+    normalizer = algo.obs_normalizer
+    assert normalizer.count == 40
+    np.testing.assert_allclose(normalizer.sum, seen.sum(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(normalizer.sumsq, np.square(seen).sum(axis=0), rtol=1e-5)
+    own_goals = algo.memory.obss[:40, 2:]  # not what the batches carry
+    assert np.abs(own_goals.sum(axis=0) - seen[:, 2:].sum(axis=0)).max() > 0.1
 
 
 # -- the HER authors' policy penalty, target interval and exploration -----------------------

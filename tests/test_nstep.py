@@ -153,6 +153,53 @@ def test_a_skipped_non_finite_step_ends_the_sums_before_it():
     assert [item[0][0] for item in algo.loop.state.nstep_chain] == [6, 7]
 
 
+class TerminatingCountingEnv(CountingEnv):
+    """s_t = [t], r_t = t, and a terminal state (not a time limit) at step ``length``."""
+
+    def __init__(self, length):
+        super(TerminatingCountingEnv, self).__init__(nan_at=None)
+        self.length = length
+
+    def step(self, action):
+        self.t += 1
+        return Step(np.array([float(self.t)]), float(self.t), self.t == self.length, {})
+
+    def clone(self):
+        return TerminatingCountingEnv(self.length)
+
+
+def test_a_terminal_state_inside_the_window_ends_the_sums_worked_by_hand():
+    """n = 3, gamma = 0.5, episodes of 4 steps ending in a terminal state (rewards 1, 2, 3,
+    4; s_t = [t]), two of them in an 8-step epoch. By hand, for each episode:
+
+    from s0: 1 + 0.5 * 2 + 0.25 * 3 = 2.75, not terminal, s' = s3, k = 3 (bootstraps 0.125)
+    from s1: 2 + 0.5 * 3 + 0.25 * 4 = 4.5,  terminal, s' = s4, k = 3 (no bootstrap)
+    from s2: 3 + 0.5 * 4            = 5.0,  terminal, s' = s4, k = 2 (no bootstrap)
+    from s3: 4                      = 4.0,  terminal, s' = s4, k = 1 (no bootstrap)
+
+    and no sum crosses into the next episode (its s0 is [0] again)."""
+    algo = build_algorithm(env=TerminatingCountingEnv(length=4), n_step=3, seed=1,
+                           n_epochs=1, epoch_length=8, memory_start_size=100,
+                           memory_size=100, max_path_length=100, start_steps=8,
+                           eval_samples=2, discount=0.5, batch_size=8)
+    algo.train()
+    obss, _, rwds, ends, nxts, horizons = stored(algo.memory)
+    assert obss[:, 0].tolist() == [0, 1, 2, 3] * 2
+    assert rwds.tolist() == [2.75, 4.5, 5.0, 4.0] * 2  # exact in binary
+    assert ends.tolist() == [0, 1, 1, 1] * 2
+    assert nxts[:, 0].tolist() == [3, 4, 4, 4] * 2
+    assert horizons.tolist() == [3, 3, 2, 1] * 2
+    assert algo.loop.state.nstep_chain == []  # the terminal closed every sum
+    # the target's bootstrap discount (1 - end) * gamma ** k, as the update is given it
+    host = {"obs": np.zeros((8, 1), np.float32), "nxt": np.zeros((8, 1), np.float32),
+            "rwd": np.zeros((8, 1), np.float32),
+            "discount_mask": np.zeros((8, 1), np.float32)}
+    algo._fill_batch(host, TransitionBatch(obss, np.zeros((8, 1), np.float32), rwds, ends,
+                                           nxts, horizons))
+    assert host["discount_mask"][:, 0].tolist() == [0.125, 0, 0, 0] * 2
+    assert host["rwd"][:, 0].tolist() == [2.75, 4.5, 5.0, 4.0] * 2
+
+
 def test_the_target_bootstraps_with_discount_to_the_horizon_against_numpy():
     algo = build_algorithm(env=PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM),
                            pi_hidden=(5, 4), q_hidden=(6, 5, 4), merge=2, batch_size=BATCH,

@@ -64,6 +64,35 @@ def test_sampling_frequencies_match_the_priorities():
     assert 5 not in tree.sample(5000, np.random.RandomState(1))
 
 
+def test_a_memory_s_batches_draw_in_proportion_to_priorities_to_the_alpha_the_last_included():
+    """get_batch, not just the tree: 10 transitions in a memory of 12 slots (the highest
+    stored slot is not the tree's last leaf), priorities |TD error| + eps set through
+    update_priorities, and 200,000 draws in batches of 100 against p_i^alpha / sum p^alpha
+    computed here (chi-square at a fixed seed). The last transition's share is 0.2%, so
+    sampling that never reaches the top 0.1% of the total halves its count: it is checked
+    on its own too (4 standard deviations)."""
+    alpha, eps = 0.6, 1e-6
+    td_errors = np.array([1.0, -2.0, 3.0, 0.5, -8.0, 0.1, 4.0, 2.5, -6.0, 0.003])
+    memory = PrioritizedReplayMem(obs_dim=1, act_dim=1, memory_size=12, alpha=alpha, eps=eps)
+    for i in range(10):
+        memory.add_sample([i], [0.0], 0.0, False, [i + 1])
+    memory.update_priorities(np.arange(10), td_errors)
+    powered = (np.abs(td_errors) + eps) ** alpha
+    expected_share = powered / powered.sum()
+    assert 0.0015 < expected_share[-1] < 0.0025
+    np.random.seed(11)
+    draws = np.concatenate([memory.get_batch(100).indices for _ in range(2000)])
+    counts = np.bincount(draws, minlength=12)
+    assert counts[10:].sum() == 0  # empty slots are never drawn
+    expected = len(draws) * expected_share
+    chi_square = np.sum((counts[:10] - expected) ** 2 / expected)
+    assert chi_square < CHI2_9_0999, (counts, expected)
+    assert abs(counts[9] - expected[9]) < 4 * np.sqrt(expected[9]), (counts[9], expected[9])
+    # a batch's observations are its slots' (the obs stored at slot i is [i])
+    batch = memory.get_batch(100)
+    np.testing.assert_array_equal(batch[0][:, 0], batch.indices)
+
+
 def test_bad_priorities_and_slots_are_refused():
     tree = SumTree(4)
     with pytest.raises(ValueError, match="^priorities must be finite and non-negative$"):
@@ -204,16 +233,81 @@ def test_without_prioritised_replay_the_graph_and_memory_are_the_example_s():
     assert "weight" in per.qfunc.arg_dict and isinstance(per.memory, PrioritizedReplayMem)
 
 
-def test_training_updates_the_priorities_of_each_batch():
+def record_memory_calls(monkeypatch):
+    """Every add_sample (its slot) and update_priorities (slots, TD errors) of prioritised
+    memories from now on, in order, as ``("add", slot)`` and ``("update", slots, errors)``."""
+    events = []
+    add, update = PrioritizedReplayMem.add_sample, PrioritizedReplayMem.update_priorities
+
+    def recording_add(memory, *args, **kwargs):
+        events.append(("add", memory.top))
+        return add(memory, *args, **kwargs)
+
+    def recording_update(memory, slots, td_errors):
+        events.append(("update", np.array(slots), np.array(td_errors, dtype=np.float64)))
+        return update(memory, slots, td_errors)
+    monkeypatch.setattr(PrioritizedReplayMem, "add_sample", recording_add)
+    monkeypatch.setattr(PrioritizedReplayMem, "update_priorities", recording_update)
+    return events
+
+
+def test_training_updates_the_priorities_of_each_batch(monkeypatch):
+    """Replays the run's stores and TD errors in plain Python: a new transition gets the
+    largest |TD error| + eps seen so far (1 before any), an updated one its own, each to the
+    power alpha; the memory's priorities and max_priority must be exactly those."""
+    events = record_memory_calls(monkeypatch)
     algo = build_algorithm(env=normalize(CartpoleEnv()), seed=2, n_epochs=1, epoch_length=60,
                            memory_start_size=20, batch_size=8, max_path_length=30,
                            prioritized_replay=True, per_beta=0.5, eval_samples=10)
     algo.train()
-    priorities = algo.memory.priorities()
-    assert len(np.unique(priorities)) > 30  # updated from TD errors, not the initial 1
-    assert algo.memory.max_priority > 1.0 or np.all(priorities <= 1.0)
-    # beta after the run's last update: 60 of 60 transitions
-    assert algo.memory.beta == 1.0
+    alpha, eps = 0.6, 1e-6  # the defaults of per_alpha and per_eps
+    largest, expected = 1.0, {}
+    for event in events:
+        if event[0] == "add":
+            expected[event[1]] = largest ** alpha
+        elif event[0] == "update":
+            _, slots, errors = event
+            for slot, error in zip(slots, np.abs(errors).reshape(-1)):
+                expected[int(slot)] = (error + eps) ** alpha
+                largest = max(largest, error + eps)
+    assert sorted(expected) == list(range(60))
+    assert len(np.unique(algo.memory.priorities())) > 30  # from TD errors, not the first 1
+    assert largest > 2.0  # the run's TD errors pass 1: the running maximum is exercised
+    assert algo.memory.max_priority == pytest.approx(largest, rel=1e-12)
+    np.testing.assert_allclose(algo.memory.priorities(), [expected[i] for i in range(60)],
+                               rtol=1e-12)
+    # transitions stored after a large TD error start at its priority, not at 1
+    assert sum(1 for value in expected.values() if value > 1.0) > 10
+
+
+def test_beta_is_annealed_from_per_beta_to_one_at_the_run_s_last_transition(monkeypatch):
+    """Each batch of a 2 x 20-step run (an update every step from step 5 on) is drawn with
+    beta = 0.4 + 0.6 * steps / 40, computed here, and weighted (N P(i))^-beta / max with it,
+    P(i) from the priorities at the draw: beta reaches 1 at the run's last transition. (The
+    memory's default beta is 1, so a run that never anneals also ends at 1.)"""
+    draws = []
+    algo = per_algo(n_epochs=2, epoch_length=20, memory_start_size=5, batch_size=4,
+                    per_beta=0.4, max_path_length=100, eval_samples=2)
+    draw = PrioritizedReplayMem.get_batch
+
+    def recording_draw(memory, batch_size):
+        priorities, beta = memory.priorities().copy(), memory.beta
+        batch = draw(memory, batch_size)
+        draws.append((algo.total_env_steps, beta, priorities, batch))
+        return batch
+    monkeypatch.setattr(PrioritizedReplayMem, "get_batch", recording_draw)
+    algo.train()
+    assert [step for step, _, _, _ in draws] == list(range(5, 41))
+    for step, beta, priorities, batch in draws:
+        expected_beta = 0.4 + 0.6 * step / 40.0
+        assert beta == pytest.approx(expected_beta, abs=1e-12), step
+        probabilities = priorities / priorities.sum()
+        weights = (len(priorities) * probabilities[batch.indices]) ** -expected_beta
+        np.testing.assert_allclose(batch.weights, weights / weights.max(), rtol=1e-5,
+                                   err_msg="step %d" % step)
+    assert draws[0][1] == pytest.approx(0.475) and draws[-1][1] == 1.0
+    # the weights differ: the priorities were not all equal when drawn
+    assert min(batch.weights.min() for _, _, _, batch in draws) < 0.9
 
 
 @pytest.mark.parametrize("kind", ["ddpg", "td3"])

@@ -606,6 +606,52 @@ def test_an_async_run_resumes_with_new_actors(fake_ray, tmp_path):
     assert seeds == [actor_seed(3, 1, index, 1) for index in range(2)]
 
 
+def test_ctrl_c_in_the_learner_saves_its_memory_and_a_resume_starts_new_actors(fake_ray,
+                                                                               tmp_path):
+    """Ctrl-C in the learner while the actors collect (deterministic mode, epoch 1, after
+    actor 0's first chunk of it: 100 transitions stored, both actors busy): the interrupted
+    checkpoint holds the learner's 100 transitions and counters but no actor state (chunks
+    were in flight), closing ends both actors, and a run resumed from it starts new actors
+    with the next seeds and runs epoch 1 again from its start."""
+    logger.set_snapshot_dir(str(tmp_path))
+    try:
+        algo = cartpole_algo(n_epochs=2)
+        collector = RayActors(algo, 2, chunk=20).attach()
+        collect_step = collector.collect_step
+
+        def interrupting(loop, log_scalars):
+            if loop.state.total_env_steps == 100:
+                raise KeyboardInterrupt  # as Ctrl-C's handler does, between two chunks
+            return collect_step(loop, log_scalars)
+        collector.collect_step = interrupting
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                algo.train()
+            actors = list(collector._actors)
+            assert sorted(collector._pending) == [0, 1]  # both were collecting
+        finally:
+            algo.close()
+    finally:
+        logger.set_snapshot_dir(None)
+    assert algo.epoch == 1 and algo.total_env_steps == algo.memory.size == 100
+    assert fake_ray.killed == actors and collector._pending == {}
+    resumed = cartpole_algo(n_epochs=2)
+    resumed_collector = RayActors(resumed, 2, chunk=20).attach()
+    resumed.restore(str(tmp_path / "interrupted"))
+    assert (resumed.epoch, resumed.total_env_steps, resumed.itr) == (1, 100, algo.itr)
+    for name in ("obss", "acts", "rwds", "ends", "nxts"):
+        np.testing.assert_array_equal(getattr(resumed.memory, name)[:100],
+                                      getattr(algo.memory, name)[:100], err_msg=name)
+    assert resumed_collector.starts == [1, 1]
+    try:
+        resumed.train()
+    finally:
+        resumed.close()
+    assert resumed.total_env_steps == 180 and resumed.memory.size == 180
+    seeds = [handle._instance.run.seed for handle in fake_ray.actors[-2:]]
+    assert seeds == [actor_seed(3, 1, index, 1) for index in range(2)]
+
+
 def test_the_collection_s_checkpoint_state(fake_ray, tmp_path):
     algo = cartpole_algo()
     collector = RayActors(algo, 2, chunk=20)

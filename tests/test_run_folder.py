@@ -156,19 +156,52 @@ def test_a_lock_of_a_running_process_holds_and_a_stale_one_is_taken(tmp_path):
         RunFolderLock(str(tmp_path)).acquire()
 
 
+#: ``python -c`` code running ``examples/run_ddpg.py`` (its path and flags follow) that
+#: sends itself SIGINT, as Ctrl-C does, when the run has taken ``%d`` transitions: at a fixed
+#: point of the run (the handler raises KeyboardInterrupt there, inside the sleep at the
+#: latest), never inside an epoch's save as a signal sent at a moment in time can be.
+CTRL_C_AT_STEP = """
+import runpy, signal, sys, time
+sys.argv = sys.argv[1:]
+sys.path.insert(0, %r)  # this checkout's ddpg, as run_ddpg.py itself puts first
+import ddpg.training
+collect_step = ddpg.training.TrainingLoop.collect_step
+def interrupting(loop, *args):
+    if loop.state.total_env_steps == %%d:
+        signal.raise_signal(signal.SIGINT)
+        time.sleep(60)
+    return collect_step(loop, *args)
+ddpg.training.TrainingLoop.collect_step = interrupting
+runpy.run_path(sys.argv[0], run_name="__main__")
+""" % REPO
+
+
+def start_with_ctrl_c_at(step, args, cwd):
+    """``start(args, cwd)``, the run interrupted by SIGINT after ``step`` transitions."""
+    return subprocess.Popen([sys.executable, "-c", CTRL_C_AT_STEP % step, RUN] + args,
+                            cwd=str(cwd), text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+
+
 def test_ctrl_c_names_the_checkpoint_and_a_stale_resume_refuses(tmp_path):
-    process = start(["--n-epochs", "1000", "--log-dir", "x"] + TINY[:-1], tmp_path)
-    wait_for(lambda: newest_checkpoint(str(tmp_path / "x")), process)
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
-    assert process.returncode == 130
+    """Ctrl-C 50 steps into epoch 1 (the run's 150th transition; epochs of 100), after
+    params/ holds epoch 0: interrupted/ is newer than params/, deterministically (a SIGINT
+    timed by the clock could land in the end-of-epoch save and make them equal)."""
+    process = start_with_ctrl_c_at(150, ["--n-epochs", "1000", "--log-dir", "x"] + TINY[:-1],
+                                   tmp_path)
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 130, err
     assert "Traceback" not in err
     last = error_lines(err)[-1]
     match = re.fullmatch(r"run_ddpg\.py: interrupted at epoch (\d+): resume with python "
                          r"\S+run_ddpg\.py --resume x/interrupted", last)
     assert match, last
     epoch = int(match.group(1))
+    assert epoch == 1
     interrupted = tmp_path / "x" / "interrupted"
+    assert interrupted.is_dir(), sorted(os.listdir(str(tmp_path / "x")))
+    assert checkpoint_clock(str(interrupted))[0] == 150
+    assert checkpoint_clock(str(tmp_path / "x" / "params"))[0] == 100
     assert checkpoint_clock(str(interrupted)) > checkpoint_clock(str(tmp_path / "x" /
                                                                         "params"))
     stale_copy = snapshot(interrupted)

@@ -2,12 +2,13 @@
 the update-to-data ratio, sync against async, exact resume, and errors."""
 import os
 import signal
+import time
 
 import numpy as np
 import pytest
 
 from ddpg.checkpoint import all_network_params
-from ddpg.envs import CartpoleEnv, GymEnv, normalize
+from ddpg.envs import Box, CartpoleEnv, EnvSpec, GymEnv, Step, normalize
 from ddpg.errors import CheckpointError, EnvError
 
 from ddpg.strategies import OUStrategy
@@ -51,23 +52,57 @@ def assert_rows_equal(got, expected, close=False):
 # the transition stream
 
 
+def recording_returns(algo):
+    """The exploration returns ``algo``'s loop hands to the epochs' rows, as a list that
+    fills as it trains."""
+    taken, take = [], algo.loop.take_exploration_returns
+
+    def recording():
+        returns = take()
+        taken.extend(returns)
+        return returns
+    algo.loop.take_exploration_returns = recording
+    return taken
+
+
+def numpy_episode_returns(rows):
+    """The summed rewards of every episode of one environment's stored transitions but the
+    last (still running, or ended by the run's last step: its return is not recorded). An
+    episode ends at a terminal transition or where the next transition does not start from
+    this one's s' (a time-limit cut, bootstrapped and so stored)."""
+    obs, _, rwd, end, nxt = rows
+    returns, total = [], 0.0
+    for t in range(len(obs)):
+        total += float(rwd[t])
+        if t + 1 < len(obs) and (end[t] or not np.array_equal(nxt[t], obs[t + 1])):
+            returns.append(total)
+            total = 0.0
+    return returns
+
+
 def test_the_stream_of_n_envs_is_n_single_runs_seeded_seed_plus_i_interleaved():
     """Warm-up actions (uniform, from environment i's generator) on environment i seeded
     seed + i: exactly what a one-environment run seeded seed + i stores, in turn."""
     n_envs, seed = 3, 3
     vector = cartpole_algo(n_envs, seed, start_steps=10 ** 6)
+    vector_returns = recording_returns(vector)
     vector.train()
     rows = memory_rows(vector.memory)
     assert len(rows[0]) == 60
     episodes, returns = 0, []
     for index in range(n_envs):
         single = cartpole_algo(1, seed + index, epoch_length=20, start_steps=10 ** 6)
+        single_returns = recording_returns(single)
         single.train()
         assert_rows_equal(of_env(rows, index, n_envs), memory_rows(single.memory))
         episodes += single.episode
-        returns += single.loop.state.strategy_path_returns
-    # every environment's episodes were counted
-    assert episodes >= 6 and vector.episode == episodes
+        # each finished episode's return, as NumPy sums the stored rewards of its steps
+        np.testing.assert_allclose(single_returns, numpy_episode_returns(
+            of_env(rows, index, n_envs)), rtol=1e-6)
+        returns += single_returns
+    # every environment's episodes were counted, and their returns are the single runs'
+    assert episodes >= 6 and vector.episode == episodes == len(vector_returns)
+    np.testing.assert_allclose(sorted(vector_returns), sorted(returns), rtol=1e-6)
     assert len(vector.loop.state.vector_episodes) == 2
 
 
@@ -119,6 +154,66 @@ def test_no_transition_crosses_an_episode_boundary():
             if terminated or truncated:
                 assert (step + 1) % 5 == 0
                 expected_obs, _ = plain.reset()
+
+
+class CountdownEnv(object):
+    """A deterministic environment whose terminal step is known: seeded ``s``, it observes
+    ``[s, t]``, is rewarded ``10 s + t`` at step ``t``, and its episodes end in a terminal
+    state (no time limit) at step 3 for an even seed, 4 for an odd one."""
+
+    def __init__(self):
+        self.observation_space = Box(-np.inf, np.inf, shape=(2,))
+        self.action_space = Box(-1.0, 1.0, shape=(1,))
+        self.spec = EnvSpec(self.observation_space, self.action_space)
+        self.tag, self.t = 0, 0
+
+    def seed(self, seed):
+        self.tag = seed
+
+    def reset(self):
+        self.t = 0
+        return np.array([self.tag, 0.0])
+
+    def step(self, action):
+        self.t += 1
+        done = self.t == 3 + self.tag % 2
+        return Step(np.array([self.tag, float(self.t)]), 10.0 * self.tag + self.t, done, {})
+
+    def clone(self):
+        return CountdownEnv()
+
+
+@pytest.mark.parametrize("vec_env", ["sync", "async"])
+def test_terminal_ends_of_several_environments_against_transitions_worked_by_hand(vec_env):
+    """Two environments (seeds 4 and 5: terminal at steps 3 and 4), 7 steps each, every
+    stored transition written out here: the terminal step is stored as terminal with the
+    terminal observation as s' (not the next episode's first), the next transition starts
+    from the reset observation, and the update's target does not bootstrap from it."""
+    algo = build_algorithm(env=CountdownEnv(), n_envs=2, vec_env=vec_env, seed=4, n_epochs=1,
+                           epoch_length=14, batch_size=14, memory_size=100,
+                           memory_start_size=100, max_path_length=100, start_steps=100,
+                           eval_samples=2, discount=0.9)
+    try:
+        algo.train()
+    finally:
+        algo.close()
+    obs, act, rwd, end, nxt = memory_rows(algo.memory)
+    expected = {  # environment: (t of s, t of s', terminal), step by step
+        0: [(0, 1, 0), (1, 2, 0), (2, 3, 1), (0, 1, 0), (1, 2, 0), (2, 3, 1), (0, 1, 0)],
+        1: [(0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 4, 1), (0, 1, 0), (1, 2, 0), (2, 3, 0)]}
+    for index, seed in ((0, 4), (1, 5)):
+        rows = expected[index]
+        assert obs[index::2].tolist() == [[seed, t] for t, _, _ in rows]
+        assert nxt[index::2].tolist() == [[seed, t] for _, t, _ in rows]
+        assert end[index::2].tolist() == [terminal for _, _, terminal in rows]
+        assert rwd[index::2].tolist() == [10 * seed + t for _, t, _ in rows]
+    assert algo.episode == 3  # environment 0's two episodes, environment 1's one
+    host = {"obs": np.zeros((14, 2), np.float32), "nxt": np.zeros((14, 2), np.float32),
+            "rwd": np.zeros((14, 1), np.float32),
+            "discount_mask": np.zeros((14, 1), np.float32)}
+    algo._fill_batch(host, (obs, act, rwd, end, nxt))
+    np.testing.assert_array_equal(host["discount_mask"][:, 0],
+                                  np.where(end == 1, 0.0, np.float32(0.9)))
 
 
 def test_updates_keep_the_update_to_data_ratio():
@@ -213,30 +308,70 @@ def test_an_environment_s_exception_names_the_environment(vec_env, monkeypatch):
         assert 'raise RuntimeError("the simulator broke")' in message
 
 
-def test_the_workers_ignore_ctrl_c_and_the_run_saves_its_environments(tmp_path):
-    """Ctrl-C reaches the whole process group: the workers stay, so the interrupted
-    checkpoint holds every environment; resumed, the run continues."""
+def interrupt_at(algo, steps, also=()):
+    """Ctrl-C as a terminal sends it, once, when ``algo``'s run has taken ``steps``
+    transitions: SIGINT to the processes ``also`` (the workers) and to this one, the
+    learner, whose handler raises KeyboardInterrupt right there (inside the sleep at the
+    latest): a fixed point in the run, not a moment in time."""
+    collect_step = algo.loop.collect_step
+
+    def interrupting(*args):
+        if algo.total_env_steps == steps and not interrupting.done:
+            interrupting.done = True
+            for pid in also:
+                os.kill(pid, signal.SIGINT)
+            # Python's own handler, even where SIGINT came in ignored (a background job)
+            previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+            try:
+                signal.raise_signal(signal.SIGINT)
+                time.sleep(30)
+            finally:
+                signal.signal(signal.SIGINT, previous)
+            raise AssertionError("SIGINT did not interrupt the learner")
+        return collect_step(*args)
+    interrupting.done = False
+    algo.loop.collect_step = interrupting
+
+
+def test_ctrl_c_interrupts_the_learner_and_its_checkpoint_holds_every_worker_s_environment(
+        tmp_path):
+    """Ctrl-C reaches the whole process group: the learner saves <snapshot folder>/
+    interrupted mid-epoch (26 transitions, 13 of each environment, in epoch 1) while the
+    workers, which ignore SIGINT, still hold their environments; the interrupted run then
+    goes on in this process, and a run resumed from the checkpoint must reproduce it bit for
+    bit (every environment continued, none reset)."""
     from ddpg import logger
+    from ddpg.checkpoint import read_manifest
     algo = cartpole_algo(2, vec_env="async", n_epochs=2, epoch_length=20, memory_start_size=8)
     logger.set_snapshot_dir(str(tmp_path))
     try:
         workers = algo.loop.envs.vector._processes
-        for process in workers:
-            os.kill(process.pid, signal.SIGINT)
-        algo.train()
+        interrupt_at(algo, 26, also=[process.pid for process in workers])
+        with pytest.raises(KeyboardInterrupt):
+            algo.train()
+        assert algo.total_env_steps == 26 and algo.epoch == 1
         assert all(process.is_alive() for process in workers)
-        algo.save(str(tmp_path / "saved"))
+        assert "interrupted" in os.listdir(str(tmp_path))
+        progress = read_manifest(str(tmp_path / "interrupted"))["progress"]
+        assert (progress["epoch"], progress["total_env_steps"]) == (1, 26)
+        logger.set_snapshot_dir(None)
+        continued = trained_params(algo)  # the interrupted epoch again, from its start
     finally:
         algo.close()
         logger.set_snapshot_dir(None)
-    resumed = cartpole_algo(2, vec_env="async", n_epochs=3, epoch_length=20,
+    assert algo.total_env_steps == 46
+    resumed = cartpole_algo(2, vec_env="async", n_epochs=2, epoch_length=20,
                             memory_start_size=8)
     try:
-        resumed.restore(str(tmp_path / "saved"))
-        resumed.train()
-        assert resumed.total_env_steps == 60
+        resumed.restore(str(tmp_path / "interrupted"))
+        assert resumed.total_env_steps == 26
+        restored = trained_params(resumed)
     finally:
         resumed.close()
+    assert resumed.total_env_steps == 46
+    assert_rows_equal(restored[1], continued[1])
+    for key, value in continued[0].items():
+        np.testing.assert_array_equal(restored[0][key], value, err_msg=key)
 
 
 # ---------------------------------------------------------------------------------------------
