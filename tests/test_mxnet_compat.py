@@ -204,3 +204,108 @@ def test_new_process_distutils_from_setuptools_when_its_pth_was_not_read():
     assert returncode == 0, err
     assert out.split()[-2:] == ["True", "True"]
 
+
+
+# In-process checks of import_mxnet's logic (the mutation audit sees only in-process tests):
+# a stand-in numpy module, and an importer that records what "import mxnet" saw.
+
+class FakeNumpy(object):
+    """A numpy that lacks PZERO and alltrue (as numpy 2 does) and has the rest."""
+    __version__ = "9.9.9"
+    def __init__(self):
+        for name in ("bool_", "all", "any", "prod", "round", "sort", "isin", "ravel"):
+            setattr(self, name, getattr(np, name))
+        for name in REMOVED_NUMPY_NAMES:
+            if name not in ("PZERO", "alltrue"):
+                setattr(self, name, "numpy's own %s" % name)
+
+
+@pytest.fixture
+def fresh_import(monkeypatch):
+    """(fake numpy, calls): import_mxnet with MXNet not yet imported, the fake numpy, and
+    ``importlib.import_module`` replaced; ``calls`` records each imported name and what numpy
+    held for PZERO and alltrue at that moment. Set ``calls.raise_for[name]`` to make that
+    import raise."""
+    fake = FakeNumpy()
+    monkeypatch.setitem(sys.modules, "numpy", fake)
+    monkeypatch.delitem(sys.modules, "mxnet")
+
+    class Calls(list):
+        raise_for = {}
+    calls = Calls()
+
+    def import_module(name):
+        calls.append((name, getattr(fake, "PZERO", None), getattr(fake, "alltrue", None)))
+        if name in calls.raise_for:
+            raise calls.raise_for[name]
+        return "module %s" % name
+    monkeypatch.setattr(mxnet_compat.importlib, "import_module", import_module)
+    monkeypatch.setattr(mxnet_compat.importlib.util, "find_spec", lambda name: "found")
+    return fake, calls
+
+
+def test_stand_ins_exist_during_the_import_and_are_removed_after(fresh_import):
+    fake, calls = fresh_import
+    assert mxnet_compat.import_mxnet() == "module mxnet"
+    assert calls == [("mxnet", 0.0, np.all)]
+    assert not hasattr(fake, "PZERO") and not hasattr(fake, "alltrue")
+    assert fake.NaN == "numpy's own NaN"  # a name numpy has is never replaced
+
+
+def test_stand_ins_are_removed_when_the_import_fails(fresh_import):
+    fake, calls = fresh_import
+    calls.raise_for["mxnet"] = RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"):
+        mxnet_compat.import_mxnet()
+    assert not hasattr(fake, "PZERO") and not hasattr(fake, "alltrue")
+
+
+def test_an_imported_mxnet_is_returned_as_it_is(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mxnet", "the imported one")
+    monkeypatch.setattr(mxnet_compat.importlib, "import_module", None)
+    assert mxnet_compat.import_mxnet() == "the imported one"
+
+
+def test_import_errors_name_their_fix(fresh_import):
+    _, calls = fresh_import
+    calls.raise_for["mxnet"] = ModuleNotFoundError("no mxnet", name="mxnet")
+    with pytest.raises(ImportError) as raised:
+        mxnet_compat.import_mxnet()
+    assert str(raised.value) == ("ddpg needs MXNet 1.9: %s (CUDA 11.2 GPUs: mxnet-cu112==1.9.1 "
+                                 "and the gpu extra)" % mxnet_compat.MXNET_INSTALL)
+    calls.raise_for["mxnet"] = ModuleNotFoundError("no distutils", name="distutils.version")
+    with pytest.raises(ImportError) as raised:
+        mxnet_compat.import_mxnet()
+    assert str(raised.value) == (
+        "MXNet 1.9 imports distutils, which Python %d.%d no longer has; setuptools provides "
+        "it (mxnet-ddpg installs it there): pip install setuptools" % sys.version_info[:2])
+    calls.raise_for["mxnet"] = AttributeError("module 'numpy' has no attribute 'newname'")
+    with pytest.raises(ImportError) as raised:
+        mxnet_compat.import_mxnet()
+    assert str(raised.value) == (
+        "MXNet 1.9 could not be imported with numpy 9.9.9 (module 'numpy' has no attribute "
+        "'newname'); the numpy releases ddpg is tested with are in its README")
+    for other in (ModuleNotFoundError("no graphviz", name="graphviz"),
+                  ModuleNotFoundError("no name")):
+        calls.raise_for["mxnet"] = other
+        with pytest.raises(ModuleNotFoundError) as raised:
+            mxnet_compat.import_mxnet()
+        assert raised.value is other
+
+
+def test_setuptools_is_imported_only_where_distutils_cannot_be_found(fresh_import, monkeypatch):
+    _, calls = fresh_import
+    mxnet_compat.import_mxnet()
+    assert [name for name, _, _ in calls] == ["mxnet"]
+    del calls[:]
+    monkeypatch.setattr(mxnet_compat.importlib.util, "find_spec", lambda name: None)
+    mxnet_compat.import_mxnet()
+    assert [name for name, _, _ in calls] == ["setuptools", "mxnet"]
+    del calls[:]
+
+    def unfindable(name):
+        raise ModuleNotFoundError("a parent is missing", name=name)
+    monkeypatch.setattr(mxnet_compat.importlib.util, "find_spec", unfindable)
+    calls.raise_for["setuptools"] = ImportError("no setuptools")
+    assert mxnet_compat.import_mxnet() == "module mxnet"  # MXNet's import then says what fails
+    assert [name for name, _, _ in calls] == ["setuptools", "mxnet"]
