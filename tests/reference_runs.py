@@ -47,6 +47,17 @@ RUNS = {
                      "--n-envs", "2", "--normalize-obs", "--batch-size", "32",
                      "--n-epochs", "2", "--epoch-length", "300", "--memory-start-size", "200",
                      "--max-path-length", "100", "--eval-samples", "200", "--seed", "4"],
+    # DDPG's own update with OU noise, n-step returns and prioritised replay, four
+    # environments stepped together in this process
+    "pendulum-ddpg-4envs": ["--env", "Pendulum-v1", "--n-envs", "4", "--n-step", "3",
+                            "--prioritized-replay", "--batch-size", "32", "--n-epochs", "2",
+                            "--epoch-length", "400", "--memory-start-size", "200",
+                            "--max-path-length", "100", "--eval-samples", "200", "--seed", "6"],
+    # collection by two Ray actor processes in deterministic order (skipped without Ray)
+    "cartpole-ray": ["--env", "cartpole", "--ray-actors", "2", "--ray-chunk", "50",
+                     "--n-epochs", "2",
+                     "--epoch-length", "300", "--memory-start-size", "200",
+                     "--max-path-length", "100", "--eval-samples", "200", "--seed", "7"],
     # MuJoCo through gymnasium-robotics: hindsight relabelling, the float64 observation
     # statistics of --obs-norm, the action penalty, random actions
     "fetchreach-her": ["--preset", "fetchreach", "--n-epochs", "2", "--epoch-length", "200",
@@ -59,7 +70,7 @@ TIME_COLUMNS = ("Time", "ItrTime", "StepsPerSecond", "EnvStepsPerSecond", "Updat
 
 
 def _is_time_column(name):
-    return name in TIME_COLUMNS or "Time" in name or "PerSecond" in name or name.endswith("/s")
+    return name in TIME_COLUMNS or "Time" in name or "PerSec" in name or name.endswith("/s")
 
 
 def array_digest(array):

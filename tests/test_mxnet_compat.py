@@ -44,9 +44,11 @@ for name in REMOVED:
 def test_new_process_import_leaves_numpy_as_found():
     code = REMOVE % (["PZERO", "NINF", "alltrue", "msort", "in1d"],), """
     import json
-    before = {name: repr(getattr(numpy, name, "absent")) for name in %r}
+    # the module's own attributes (numpy 1.x answers the financial names through a module
+    # __getattr__ that makes a new function at each call)
+    before = {name: repr(vars(numpy).get(name, "absent")) for name in %r}
     import ddpg, mxnet
-    after = {name: repr(getattr(numpy, name, "absent")) for name in %r}
+    after = {name: repr(vars(numpy).get(name, "absent")) for name in %r}
     print(json.dumps({"same": before == after, "mx_pzero": float(mxnet.numpy.PZERO),
                       "mx_ninf": float(mxnet.numpy.NINF),
                       "mx_alltrue": bool(mxnet.numpy.alltrue([True, False]))}))

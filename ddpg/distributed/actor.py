@@ -204,7 +204,13 @@ class ExperienceActor(object):
         """Everything that decides what this actor collects next, as plain data (a
         checkpoint's training state of its loop, plus its weights and their version)."""
         self.run.loop.start()
-        return {"loop": capture_training_state(self.run),
+        loop_state = capture_training_state(self.run)
+        # the process's global generators, which an actor does not use and nobody seeded:
+        # recorded as generators seeded with the actor's seed, so that the same run writes
+        # the same checkpoint (set_state keeps the process's own)
+        loop_state["np_random"] = np.random.RandomState(self.run.seed % (1 << 32)).get_state()
+        loop_state["python_random"] = random.Random(self.run.seed).getstate()
+        return {"loop": loop_state,
                 "generator": self.run.env_generator.get_state(),
                 "weights": self.run.policy.params.data.asnumpy(), "version": self.version}
 
