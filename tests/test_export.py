@@ -170,8 +170,8 @@ def raw_observations(args, n=300, seed=0):
     return np.array(observations)
 
 
-@pytest.mark.parametrize("name", sorted(RUNS))
-def test_exported_models_give_the_library_policys_actions(trained, name):
+def exported_and_expected(trained, name):
+    """(run folder, observations as float32, the library policy's actions on them)."""
     folder = checkpoint_run(trained, name)
     reference_args = export.checkpoint_run_args(
         experiment.read_manifest(os.path.join(folder, "params")))
@@ -198,23 +198,31 @@ def test_exported_models_give_the_library_policys_actions(trained, name):
     # an independent NumPy computation of the whole path from the checkpoint's data
     np.testing.assert_allclose(numpy_exported_path(os.path.join(folder, "params"),
                                                    observations), expected, rtol=0, atol=1e-5)
+    return folder, observations.astype(np.float32), expected
 
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_exported_models_give_the_library_policys_actions(trained, name):
+    folder, batch, expected = exported_and_expected(trained, name)
     session = ort.InferenceSession(os.path.join(folder, "policy.onnx"),
                                    providers=["CPUExecutionProvider"])
     assert [i.name for i in session.get_inputs()] == ["obs"]
     assert [o.name for o in session.get_outputs()] == ["action"]
     assert session.get_inputs()[0].shape[0] is None or \
         isinstance(session.get_inputs()[0].shape[0], str)  # a dynamic batch dimension
-    batch = observations.astype(np.float32)
     onnx_actions = session.run(None, {"obs": batch})[0]
     np.testing.assert_allclose(onnx_actions, expected, rtol=0, atol=1e-5)
     one_by_one = np.concatenate([session.run(None, {"obs": batch[i:i + 1]})[0]
                                  for i in range(5)])
     np.testing.assert_allclose(one_by_one, expected[:5], rtol=0, atol=1e-5)
 
-    # the MXNet pair, loaded in a process that never imports the ddpg package: under numpy
-    # 1.24+ MXNet 1.9.1 itself imports only with the stand-ins of ddpg/backend/mxnet_compat.py,
-    # a module of the standard library and numpy alone, loaded from its file
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_new_process_loads_the_exported_mxnet_pair_without_the_package(trained, name):
+    """The MXNet pair, loaded in a process that never imports the ddpg package: under numpy
+    1.24+ MXNet 1.9.1 itself imports only with the stand-ins of ddpg/backend/mxnet_compat.py,
+    a module of the standard library and numpy alone, loaded from its file."""
+    folder, batch, expected = exported_and_expected(trained, name)
     np.save(os.path.join(folder, "observations.npy"), batch)
     code = """
 import importlib.util
