@@ -1,20 +1,22 @@
 """Every hyperparameter of DDPG and TD3 in one table: its defaults, range, help and whether
 checkpoints record it.
 
-Five places need a hyperparameter: ``DDPG.__init__``'s signature (the MXNet example's
-defaults), the example script's flags (the example's ``run.py`` values where they differ),
-the presets, ``DDPG._check_hyperparameters`` and the checkpoint's lists of recorded names.
-This table is the one they are read from or checked against, so they cannot drift apart:
+The places that need a hyperparameter are read from this table or checked against it, so
+they cannot drift apart:
 
-- ``DDPG``'s and ``TD3``'s signatures keep literal defaults (Python needs them there);
-  ``tests/test_hyperparams.py`` checks that they equal :attr:`Hyperparameter.default`;
+- its field of :class:`ddpg.config.DDPGConfig` (or :class:`ddpg.config.TD3Config`): the
+  setting's default and documentation; ``tests/test_config.py`` checks that every row is a
+  field with the row's default and every field a row;
+- ``DDPG``'s and ``TD3``'s signatures keep literal defaults (the MXNet example's, and Python
+  needs them there); ``tests/test_hyperparams.py`` checks that they equal
+  :attr:`Hyperparameter.default`;
 - the example's flags (:mod:`ddpg.experiment.cli`) take their default, help and type from a
   row (:attr:`Hyperparameter.flag` is the argparse destination, ``None`` for an argument the
   command line does not set), and :func:`from_flags` turns parsed flags back into
   constructor arguments;
-- ``DDPG._check_hyperparameters`` calls :func:`check`, which applies each row's
-  :class:`Kind` (its range, and the error message naming the argument) and the relations
-  between the replay-memory sizes;
+- the config's validation (:meth:`ddpg.config.DDPGConfig.validate`) calls :func:`check`,
+  which applies each row's :class:`Kind` (its range, and the error message naming the
+  argument) and the relations between the replay-memory sizes;
 - presets are checked by :func:`check_flag_values`;
 - :func:`checkpointed_names` and :func:`structural_names` say which arguments a checkpoint's
   manifest records and which of them its contents depend on.

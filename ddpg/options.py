@@ -4,7 +4,7 @@
   ``n_updates_per_sample`` (:func:`update_schedule`);
 - the evaluation environment's running statistics (:func:`sync_running_statistics`);
 - hindsight replay's requirements and the observation normaliser
-  (:func:`check_goal_settings`, :func:`observation_normalizer`).
+  (:func:`check_goal_conflicts`, :func:`check_goal_settings`, :func:`observation_normalizer`).
 """
 
 from ddpg import hyperparams
@@ -64,11 +64,24 @@ def sync_running_statistics(env, eval_env):
     return True
 
 
+def check_goal_conflicts(her, n_step, prioritized_replay):
+    """``ValueError`` when ``her`` is combined with a setting that changes what a stored
+    transition means: n-step sums, or priorities kept per slot. Checked by the config
+    (:meth:`ddpg.config.DDPGConfig.validate`); the environment's side is
+    :func:`check_goal_settings`'s."""
+    if her:
+        _raise_conflicts((
+            ("n_step", n_step, 1, "an n-step sum holds the rewards of the episode's own goal, "
+                                  "not of a relabelled one"),
+            ("prioritized_replay", prioritized_replay, False,
+             "priorities are kept per stored transition, not per relabelled one")))
+
+
 def check_goal_settings(algo):
-    """``ValueError`` when ``algo.her`` cannot work: the environment is not goal-conditioned
-    (a dict of observation, achieved_goal and desired_goal), or another setting changes what
-    a stored transition means (n-step sums, priorities kept per slot, normalised rewards or
-    observations the goals could not be swapped into)."""
+    """``ValueError`` when ``algo.her`` cannot work with ``algo.env``: the environment is not
+    goal-conditioned (a dict of observation, achieved_goal and desired_goal), or it
+    normalises rewards or observations, which the goals could not be swapped into. (The
+    settings HER cannot be combined with are the config's, :func:`check_goal_conflicts`.)"""
     if not algo.her:
         return
     if getattr(algo.env, "goal_layout", None) is None:
@@ -76,24 +89,21 @@ def check_goal_settings(algo):
                          "of observation, achieved_goal and desired_goal, and "
                          "compute_reward), e.g. FetchReach-v4; %s is not one"
                          % (env_name(algo.env),))
-    for name, value, plain, why in _goal_conflicts(algo):
-        if value != plain:
-            raise ValueError("her=True cannot be combined with %s=%r: %s" % (name, value, why))
-
-
-def _goal_conflicts(algo):
-    """``(setting, value, the value HER needs, why)`` of the settings HER cannot work with."""
     env = algo.env
-    return (
-        ("n_step", algo.n_step, 1, "an n-step sum holds the rewards of the episode's own goal, "
-                                   "not of a relabelled one"),
-        ("prioritized_replay", algo.prioritized_replay, False,
-         "priorities are kept per stored transition, not per relabelled one"),
+    _raise_conflicts((
         ("normalize_obs", getattr(env, "normalize_obs", False), False,
          "relabelled goals cannot be put into normalised observations (use obs_norm for "
          "observation normalisation)"),
         ("normalize_reward", getattr(env, "normalize_reward", False), False,
-         "recomputed rewards would not be normalised"))
+         "recomputed rewards would not be normalised")))
+
+
+def _raise_conflicts(conflicts):
+    """Raise for the first ``(setting, value, the value HER needs, why)`` of ``conflicts``
+    whose value is not the one HER needs."""
+    for name, value, plain, why in conflicts:
+        if value != plain:
+            raise ValueError("her=True cannot be combined with %s=%r: %s" % (name, value, why))
 
 
 def observation_normalizer(algo):
