@@ -1,7 +1,8 @@
-"""ddpg.config: the settings of DDPG and TD3 as frozen dataclasses. They agree with the
-constructors' signatures, the hyperparameter table, the command line's flags and the presets;
-they refuse what the algorithms refuse, with the same message; and an algorithm built from a
-config is the one the constructor builds from the same settings, to the bit."""
+"""ddpg.config: the settings of DDPG and TD3 as frozen dataclasses. The hyperparameter table
+is read from their fields; they agree with the constructors' signatures, the command line's
+flags and the presets; they refuse what the algorithms refuse, with the same message; and an
+algorithm built from a config is the one the constructor builds from the same settings, to
+the bit."""
 import dataclasses
 import inspect
 
@@ -12,9 +13,10 @@ import pytest
 import ddpg
 from ddpg import DDPG, TD3, DDPGConfig, TD3Config, hyperparams
 from ddpg.checkpoint import INPUT_NAMES, networks_of
-from ddpg.config import OBJECTS
+from ddpg.config import OBJECTS, SAME_NAME, setting
 from ddpg.experiment import build_parser
 from ddpg.experiment.presets import parse_args_with_preset, preset_names
+from ddpg.kinds import POSITIVE_INT
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import OUStrategy
@@ -56,6 +58,30 @@ def parameters(algo):
 def test_every_table_row_is_a_field_with_its_default_and_every_field_a_row(kind):
     assert list(field_defaults(CONFIGS[kind])) == hyperparams.names(kind)
     assert field_defaults(CONFIGS[kind]) == hyperparams.defaults(kind)
+
+
+def test_the_table_is_read_from_the_fields():
+    fields = {field.name: field for field in dataclasses.fields(TD3Config)}
+    for row in hyperparams.TABLE:
+        declared = DDPGConfig.__dataclass_fields__.get(row.name, fields[row.name])
+        assert row.kind is declared.metadata["kind"], row.name
+        assert (row.doc, row.help, row.structural) == (
+            declared.metadata["doc"], declared.metadata["help"],
+            declared.metadata["structural"]), row.name
+        assert row.td3_default == fields[row.name].default
+        assert row.algorithms == (("ddpg", "td3") if row.name in DDPGConfig.names()
+                                  else ("td3",))
+
+
+def test_a_setting_s_row_defaults_to_its_name_doc_and_default():
+    field = setting(3, POSITIVE_INT, "the doc")
+    assert field.default == 3
+    assert dict(field.metadata, from_flag=None) == dict(
+        doc="the doc", kind=POSITIVE_INT, help="the doc", flag=SAME_NAME, cli_default=3,
+        from_flag=None, cli_options={}, checkpointed=True, structural=False)
+    assert field.metadata["from_flag"]("x") == "x"
+    assert hyperparams.get("batch_size").flag == "batch_size"
+    assert hyperparams.get("progress_bar").flag == "no_progress_bar"
 
 
 def test_the_signatures_are_the_configs():
