@@ -27,7 +27,8 @@ from ddpg.backend.mxnet_log import filter_mxnet_shutdown  # noqa: E402
 filter_mxnet_shutdown()
 
 from ddpg.version import __version__  # noqa: E402
+from ddpg.config import DDPGConfig, TD3Config  # noqa: E402
 from ddpg.ddpg import DDPG  # noqa: E402
 from ddpg.td3 import TD3  # noqa: E402
 
-__all__ = ["DDPG", "TD3", "__version__"]
+__all__ = ["DDPG", "TD3", "DDPGConfig", "TD3Config", "__version__"]

@@ -14,7 +14,8 @@ rollouts with the epoch's statistics (:mod:`ddpg.evaluation`).
 """
 import numpy as np
 
-from ddpg import checkpoint, evaluation, executors, faults, hyperparams, options
+from ddpg import checkpoint, evaluation, executors, faults, options
+from ddpg.config import DDPGConfig
 from ddpg.logger import get_default_logger
 from ddpg.training import TrainingLoop, with_state_views
 from ddpg.backend import regularization, seeding
@@ -34,75 +35,25 @@ class DDPG(BatchInputs):
 
     The arguments up to ``seed`` are the original's, with its defaults, except ``ctx``: ``None``
     picks ``mx.gpu(0)`` when MXNet sees a GPU and ``mx.cpu()`` otherwise. The keyword arguments
-    after ``seed`` are additions (see docs/differences.md):
+    after ``seed`` are additions (see docs/differences.md; the algorithm options of
+    docs/options.md keep the original's behaviour by default). Every argument but the objects
+    is a setting, documented, defaulted and validated as a field of :class:`ddpg.DDPGConfig`:
+    the constructor builds one (``algo.config``), and :meth:`from_config` takes one. Each
+    setting is also an attribute of the algorithm (``ctx``, ``mkldnn`` and ``omp_threads``
+    resolved: the context, and the choices made).
 
     eval_env: environment for evaluation rollouts; by default a clone of ``env``, so that
         evaluating never disturbs the training episode.
-    eval_interval: evaluate every this many epochs (and always at the last epoch); ``None``
-        evaluates at the last epoch only, as the original.
-    bootstrap_truncated: a transition cut by a time limit (``max_path_length`` or the
-        environment's ``TimeLimit.truncated``) is stored as non-terminal, so its target
-        bootstraps from s'. ``False`` gives the original's behaviour (dropped, or terminal).
-    progress_bar: show pyprind's progress bar over each epoch.
-    flush_denormals: flush denormal floats to zero while building and training (several
-        times faster Adam steps on the CPU; see :mod:`ddpg.backend.fpu`).
-    mkldnn: MXNet's oneDNN kernels on the CPU: True, False, or "auto" (off when no layer
-        has over 64 units: their call overhead dominates); see :mod:`ddpg.backend.kernels`.
-    omp_threads: MXNet's OpenMP threads on the CPU (the process's): a number, or "auto" (1
-        when no layer has over 64 units, else ``OMP_NUM_THREADS`` or the CPU count).
-    start_steps: the first ``start_steps`` environment steps of the run take actions drawn
-        uniformly from the action space instead of the policy plus exploration noise (the
-        warm-up of TD3, Stable-Baselines3 and CleanRL; 0, the original's behaviour, never).
-    loss_log_interval: with a TensorBoard output on the logger, the Q and policy loss of
-        every ``loss_log_interval``-th update (``train/QLoss``, ``train/PolicyLoss``) and each
-        training episode's return and length go there, at the environment-step count.
-        Reading a loss waits for the device, hence the interval.
-    skip_nonfinite: a transition whose observation or reward is NaN or infinite is skipped
-        (not stored; the episode ends if the observation is not finite), counted in
-        ``n_skipped_nonfinite`` and logged, instead of stopping training with a
-        :class:`ddpg.errors.NonFiniteError`.
     logger: the :class:`ddpg.logger.Logger` of the run's text, rows and snapshots; by default
         the module-level one (``from ddpg import logger``), as the example.
-
-    Algorithm options (docs/options.md; each default is the original's):
-
-    scale_reward: rewards are multiplied by this before they are stored (rllab's DDPG);
-        exploration returns stay unscaled.
-    qfunc_weight_decay, policy_weight_decay: L2 penalty ``0.5 * decay * sum(w ** 2)`` over
-        the weights (not the biases) added to each loss, as rllab (:mod:`ddpg.backend.regularization`).
-    qfunc_grad_clip, policy_grad_clip: MXNet's element-wise ``clip_gradient`` for the
-        optimiser (None: no clipping).
-    train_freq, gradient_steps: ``gradient_steps`` updates every ``train_freq`` environment
-        steps (Stable-Baselines3's terms); ``gradient_steps=None`` takes
-        ``n_updates_per_sample``, which may also be a fraction ``1/k`` (an update every k
-        steps). See :func:`ddpg.options.update_schedule`.
-    policy_delay: the policy step and the soft target updates run on every
-        ``policy_delay``-th update only (update index ``itr`` with ``(itr + 1) % policy_delay
-        == 0``); the Q update runs every time. 1, the original's behaviour, updates all three
-        every time; 2 is CleanRL's DDPG (``policy_frequency``) and TD3's delay.
-    n_envs, vec_env: step ``env`` and ``n_envs - 1`` clones together (``"sync"``: in this
-        process; ``"async"``: each in a worker process, ended by ``close()``); step counts
-        still count transitions (:mod:`ddpg.training_envs`).
-    n_step: targets sum ``n_step`` rewards before they bootstrap, never across an episode's
-        end (:mod:`ddpg.replay.nstep`); 1, the original, stores 1-step transitions.
-    prioritized_replay, per_alpha, per_beta, per_eps: proportional prioritised replay
-        (:mod:`ddpg.replay.prioritized`): sampled with probability ~ (|TD error| + eps) **
-        alpha, importance weights with exponent beta (annealed to 1) in the Q loss.
-    her, her_strategy, her_k: hindsight experience replay for a goal-conditioned ``env``
-        (:mod:`ddpg.replay.her`): goals relabelled ("future", "final" or "episode") in
-        ``her_k`` of every ``her_k + 1`` sampled transitions, rewards recomputed.
-    obs_norm: observations standardised by running statistics, clipped to +-200 before and
-        +-5 after, wherever they enter a network (:mod:`ddpg.obs_normalizer`).
-    action_l2: adds ``action_l2 * mean(mu(s) ** 2)`` to the policy loss (the HER authors' 1.0).
-    target_update_interval: the soft target updates run on updates ``itr`` with ``(itr + 1)
-        % target_update_interval == 0`` only (the HER authors: tau 0.05 every 40 updates).
     """
 
+    #: The class of this algorithm's settings (:mod:`ddpg.config`).
+    CONFIG = DDPGConfig
     #: Attributes a checkpoint's manifest records besides ``ddpg.checkpoint.HYPERPARAMETERS``
     #: (a subclass names the hyperparameters it adds).
     CHECKPOINT_EXTRA_HYPERPARAMETERS = ()
 
-    @filters_mxnet_info
     def __init__(self, env, policy, qfunc, strategy, ctx=None, batch_size=32, n_epochs=1000,
                  epoch_length=1000, memory_size=1000000, memory_start_size=1000,
                  discount=0.99, max_path_length=1000, eval_samples=10000,
@@ -117,63 +68,58 @@ class DDPG(BatchInputs):
                  n_step=1, prioritized_replay=False, per_alpha=0.6, per_beta=0.4,
                  per_eps=1e-6, her=False, her_strategy="future", her_k=4, obs_norm=False,
                  action_l2=0.0, target_update_interval=1, logger=None):
+        # the signature is the example's (literal defaults: tests/test_config.py checks that
+        # they are the config's); every argument but the objects is a field of the config
+        arguments = locals()
+        config = DDPGConfig(**{name: arguments[name] for name in DDPGConfig.names()})
+        self._build(env, policy, qfunc, strategy, config, eval_env, logger)
+
+    @classmethod
+    def from_config(cls, env, policy, qfunc, strategy, config, eval_env=None, logger=None,
+                    **objects):
+        """The algorithm of settings ``config`` (a :attr:`CONFIG`: :class:`ddpg.DDPGConfig`,
+        for TD3 a :class:`ddpg.TD3Config`), the same as ``cls(env, policy, qfunc, strategy,
+        eval_env=eval_env, logger=logger, **config.settings())``. ``objects``: a subclass's
+        other objects (TD3's ``qfunc2``)."""
+        if type(config) is not cls.CONFIG:  # pylint: disable=unidiomatic-typecheck
+            raise TypeError("%s.from_config takes a %s, got %r"
+                            % (cls.__name__, cls.CONFIG.__name__, type(config).__name__))
+        algo = cls.__new__(cls)
+        algo._build(env, policy, qfunc, strategy, config, eval_env, logger, **objects)
+        return algo
+
+    @filters_mxnet_info
+    def _build(self, env, policy, qfunc, strategy, config, eval_env, logger):
+        """Build the algorithm of the validated ``config`` around the objects."""
         faults.check_env(env)
+        self.config = config
         self.logger = get_default_logger() if logger is None else logger
-        self.ctx = resolve_ctx(ctx)
+        self.ctx = resolve_ctx(config.ctx)
         check_gpu_supported(self.ctx)  # before anything runs on it
         # before MXNet's first operator, which fixes the choice for the process
         layer_sizes = hidden_layer_sizes(policy, qfunc)
-        self.mkldnn = choose_mkldnn(mkldnn, layer_sizes, self.ctx)
-        self.omp_threads = choose_omp_threads(omp_threads, layer_sizes, self.ctx)
-        seeding.seed_global_generators(seed)
+        self.mkldnn = choose_mkldnn(config.mkldnn, layer_sizes, self.ctx)
+        self.omp_threads = choose_omp_threads(config.omp_threads, layer_sizes, self.ctx)
+        seeding.seed_global_generators(config.seed)
         self.env = env
-        self.start_steps = start_steps
         self._action_low = np.reshape(env.action_space.low, -1).astype(np.float64)
         self._action_high = np.reshape(env.action_space.high, -1).astype(np.float64)
         self.policy = policy
         self.qfunc = qfunc
         self.strategy = strategy
-        self.batch_size = batch_size
-        self.n_epochs = n_epochs
-        self.epoch_length = epoch_length
-        self.memory_size = memory_size
-        self.memory_start_size = memory_start_size
-        self.discount = discount
-        self.max_path_length = max_path_length
-        self.eval_samples = eval_samples
-        self.qfunc_updater, self.qfunc_lr = qfunc_updater, qfunc_lr
-        self.policy_updater, self.policy_lr = policy_updater, policy_lr
-        self.soft_target_tau = soft_target_tau
-        self.n_updates_per_sample = n_updates_per_sample
-        self.include_horizon_terminal = include_horizon_terminal
-        self.seed = seed
-        self.eval_interval = eval_interval
-        self.bootstrap_truncated = bootstrap_truncated
-        self.progress_bar = progress_bar
-        self.skip_nonfinite = bool(skip_nonfinite)
-        self.scale_reward = scale_reward
-        self.qfunc_weight_decay, self.policy_weight_decay = qfunc_weight_decay, policy_weight_decay
-        self.qfunc_grad_clip, self.policy_grad_clip = qfunc_grad_clip, policy_grad_clip
-        self.train_freq, self.gradient_steps = train_freq, gradient_steps
-        self.loss_log_interval = loss_log_interval
-        self.policy_delay = policy_delay
-        self.n_envs, self.vec_env = n_envs, vec_env
-        self.n_step = n_step
-        self.prioritized_replay = bool(prioritized_replay)
-        self.per_alpha, self.per_beta, self.per_eps = per_alpha, per_beta, per_eps
-        self.her, self.her_strategy, self.her_k = bool(her), her_strategy, her_k
-        self.obs_norm, self.action_l2 = bool(obs_norm), action_l2
-        self.target_update_interval = target_update_interval
-        self._check_hyperparameters()
-        options.check_goal_settings(self)
-        self._train_freq, self._gradient_steps = options.update_schedule(
-            n_updates_per_sample, train_freq, gradient_steps)
+        for name, value in config.settings().items():
+            if name not in ("ctx", "mkldnn", "omp_threads"):
+                setattr(self, name, value)
+        for name in ("skip_nonfinite", "prioritized_replay", "her", "obs_norm"):
+            setattr(self, name, bool(getattr(self, name)))
+        self.policy_delay, self.n_envs = int(self.policy_delay), int(self.n_envs)
+        options.check_goal_settings(self)  # the environment's side (the config: the rest)
+        self._train_freq, self._gradient_steps = config.update_schedule()
         # The original never seeded its environment; environment i has seed + i, and the
         # evaluation copy a seed of its own so that its episodes differ from the training ones
         self.eval_env = evaluation.make_eval_env(env, eval_env)
-        seed_env(self.env, seed)
-        seed_env(self.eval_env, seed + n_envs)
-        self.flush_denormals = flush_denormals
+        seed_env(self.env, self.seed)
+        seed_env(self.eval_env, config.seed + config.n_envs)
         with flushing_denormals(self.flush_denormals):
             self.init_net()
         self.obs_normalizer = options.observation_normalizer(self)  # None without obs_norm
@@ -181,13 +127,6 @@ class DDPG(BatchInputs):
         self.loop = TrainingLoop(self)
         # JSON-able information saved in checkpoints' manifests (ddpg-train: its arguments)
         self.checkpoint_metadata = {}
-
-    def _check_hyperparameters(self):
-        # the table's ranges (ddpg.hyperparams); n_updates_per_sample: options.update_schedule
-        hyperparams.check({name: getattr(self, name)
-                           for name in hyperparams.checked_names("ddpg")})
-        self.policy_delay = int(self.policy_delay)
-        self.n_envs = int(self.n_envs)
 
     def close(self):
         """End the environments' worker processes (``vec_env="async"``; else nothing)."""

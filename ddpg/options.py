@@ -1,47 +1,17 @@
 """Small pieces of DDPG's optional behaviour that are not part of the update itself.
 
 - the update schedule: Stable-Baselines3's ``train_freq``/``gradient_steps`` and fractional
-  ``n_updates_per_sample`` (:func:`update_schedule`);
+  ``n_updates_per_sample`` (:func:`update_schedule`, defined with the settings' other
+  checks in :mod:`ddpg.config`);
 - the evaluation environment's running statistics (:func:`sync_running_statistics`);
-- hindsight replay's requirements and the observation normaliser
-  (:func:`check_goal_settings`, :func:`observation_normalizer`).
+- hindsight replay's requirements of the environment and the observation normaliser
+  (:func:`check_goal_settings`, :func:`observation_normalizer`; its conflicts with other
+  settings are the config's, :func:`ddpg.config.check_goal_conflicts`).
 """
 
-from ddpg import hyperparams
 from ddpg.checkpoint.env_description import env_name
+from ddpg.config import raise_goal_conflicts, update_schedule  # noqa: F401 (update_schedule)
 from ddpg.obs_normalizer import ObservationNormalizer
-
-
-def update_schedule(n_updates_per_sample, train_freq=1, gradient_steps=None):
-    """``(train_freq, gradient_steps)``: run ``gradient_steps`` updates every ``train_freq``
-    environment steps.
-
-    ``gradient_steps=None`` takes the count from ``n_updates_per_sample``. That may be a
-    whole number (the original's meaning: that many updates after every step) or a fraction
-    ``1/k`` (0.5, 0.25, ...), which means one update every ``k`` steps. The defaults (1, 1) are
-    the original's schedule. Which step triggers is decided from the run's step count (an
-    update follows step ``t`` when ``t % train_freq == 0``), so the schedule has no state of
-    its own and a restored run keeps it.
-    """
-    hyperparams.check({"train_freq": train_freq, "gradient_steps": gradient_steps})
-    ratio = n_updates_per_sample
-    if isinstance(ratio, bool) or not ratio > 0:
-        raise ValueError("n_updates_per_sample must be positive, got %r" % (ratio,))
-    if gradient_steps is not None:
-        if ratio != 1:
-            raise ValueError("give gradient_steps or n_updates_per_sample, not both "
-                             "(n_updates_per_sample=%r)" % (ratio,))
-        return int(train_freq), int(gradient_steps)
-    if int(ratio) == ratio:
-        return int(train_freq), int(ratio)
-    every = 1.0 / ratio
-    if ratio > 1 or abs(every - round(every)) > 1e-9:
-        raise ValueError("n_updates_per_sample must be a positive integer or 1/k for an "
-                         "integer k (0.5 = one update every 2 steps), got %r" % (ratio,))
-    if train_freq != 1:
-        raise ValueError("a fractional n_updates_per_sample (%r) already sets the update "
-                         "frequency; give train_freq with gradient_steps instead" % (ratio,))
-    return int(round(every)), 1
 
 
 def sync_running_statistics(env, eval_env):
@@ -65,10 +35,11 @@ def sync_running_statistics(env, eval_env):
 
 
 def check_goal_settings(algo):
-    """``ValueError`` when ``algo.her`` cannot work: the environment is not goal-conditioned
-    (a dict of observation, achieved_goal and desired_goal), or another setting changes what
-    a stored transition means (n-step sums, priorities kept per slot, normalised rewards or
-    observations the goals could not be swapped into)."""
+    """``ValueError`` when ``algo.her`` cannot work with ``algo.env``: the environment is not
+    goal-conditioned (a dict of observation, achieved_goal and desired_goal), or it
+    normalises rewards or observations, which the goals could not be swapped into. (The
+    settings HER cannot be combined with are the config's,
+    :func:`ddpg.config.check_goal_conflicts`.)"""
     if not algo.her:
         return
     if getattr(algo.env, "goal_layout", None) is None:
@@ -76,24 +47,13 @@ def check_goal_settings(algo):
                          "of observation, achieved_goal and desired_goal, and "
                          "compute_reward), e.g. FetchReach-v4; %s is not one"
                          % (env_name(algo.env),))
-    for name, value, plain, why in _goal_conflicts(algo):
-        if value != plain:
-            raise ValueError("her=True cannot be combined with %s=%r: %s" % (name, value, why))
-
-
-def _goal_conflicts(algo):
-    """``(setting, value, the value HER needs, why)`` of the settings HER cannot work with."""
     env = algo.env
-    return (
-        ("n_step", algo.n_step, 1, "an n-step sum holds the rewards of the episode's own goal, "
-                                   "not of a relabelled one"),
-        ("prioritized_replay", algo.prioritized_replay, False,
-         "priorities are kept per stored transition, not per relabelled one"),
+    raise_goal_conflicts((
         ("normalize_obs", getattr(env, "normalize_obs", False), False,
          "relabelled goals cannot be put into normalised observations (use obs_norm for "
          "observation normalisation)"),
         ("normalize_reward", getattr(env, "normalize_reward", False), False,
-         "recomputed rewards would not be normalised"))
+         "recomputed rewards would not be normalised")))
 
 
 def observation_normalizer(algo):

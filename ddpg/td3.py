@@ -30,6 +30,7 @@ import numpy as np
 import mxnet as mx
 
 from ddpg import executors, hyperparams
+from ddpg.config import TD3Config
 from ddpg.backend import regularization
 from ddpg.ddpg import DDPG
 from ddpg.backend.flat import param_shapes
@@ -37,7 +38,7 @@ from ddpg.qfuncs import ContinuousMLPQ
 
 
 class TD3(DDPG):
-    """TD3 with DDPG's arguments plus:
+    """TD3 with DDPG's arguments (its settings: :class:`ddpg.TD3Config`) plus:
 
     qfunc2: the second critic; by default a :class:`ContinuousMLPQ` with ``qfunc``'s layout
         and options and the prefix ``qfunc2`` (a custom one needs parameter names of its own).
@@ -50,6 +51,8 @@ class TD3(DDPG):
     ``batch_size=256``, learning rates 3e-4, 256-256 networks.
     """
 
+    #: The class of TD3's settings (:mod:`ddpg.config`).
+    CONFIG = TD3Config
     CHECKPOINT_NETWORKS = ("qfunc", "qfunc_target", "qfunc2", "qfunc2_target", "policy",
                            "policy_target")
     CHECKPOINT_OPTIMISED = ("qfunc", "qfunc2", "policy")
@@ -59,6 +62,15 @@ class TD3(DDPG):
 
     def __init__(self, env, policy, qfunc, strategy, qfunc2=None, policy_delay=2,
                  target_noise=0.2, target_noise_clip=0.5, **kwargs):
+        eval_env, logger = kwargs.pop("eval_env", None), kwargs.pop("logger", None)
+        config = TD3Config(policy_delay=policy_delay, target_noise=target_noise,
+                           target_noise_clip=target_noise_clip, **kwargs)
+        self._build(env, policy, qfunc, strategy, config, eval_env, logger, qfunc2=qfunc2)
+
+    def _build(self, env, policy, qfunc, strategy, config, eval_env, logger,
+               qfunc2=None):  # pylint: disable=arguments-differ
+        """DDPG's building, with the second critic (made from ``qfunc`` when None) set
+        before :meth:`init_net` runs."""
         if qfunc2 is None:
             if not isinstance(qfunc, ContinuousMLPQ):
                 raise ValueError("TD3 needs qfunc2 for a Q-function that is not a "
@@ -68,13 +80,8 @@ class TD3(DDPG):
                 action_merge_layer=qfunc.action_merge_layer, activation=qfunc.activation,
                 layer_norm=qfunc.layer_norm, output_init=qfunc.output_init,
                 hidden_init=qfunc.hidden_init, prefix="qfunc2")
-        hyperparams.check({"target_noise": target_noise, "target_noise_clip": target_noise_clip})
-        # set before DDPG.__init__, which calls init_net
         self.qfunc2 = qfunc2
-        self.target_noise = target_noise
-        self.target_noise_clip = target_noise_clip
-        super(TD3, self).__init__(env, policy, qfunc, strategy, policy_delay=policy_delay,
-                                  **kwargs)
+        super(TD3, self)._build(env, policy, qfunc, strategy, config, eval_env, logger)
 
     # the second critic shares the first one's learning rate and clip (checkpoint restores
     # look these up by network name)

@@ -71,6 +71,8 @@ MODULES = {
     "rendering.backend": "ddpg/rendering/backend.py",
     "experiment.onnx_graph": "ddpg/experiment/onnx_graph.py",
     "backend.mxnet_compat": "ddpg/backend/mxnet_compat.py",
+    "config": "ddpg/config.py",
+    "kinds": "ddpg/kinds.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it
