@@ -59,12 +59,10 @@ def _running_statistics(env):
 
 class TrainingEnvironments(object):
     """The environments, strategies and generators of ``algo``'s run (see the module
-    docstring); ``loop`` is the :class:`ddpg.training.TrainingLoop` whose position an error
-    names."""
+    docstring)."""
 
-    def __init__(self, algo, loop):
+    def __init__(self, algo):
         self.algo = algo
-        self.loop = loop
         #: each environment's random generator (numpy's global one for environment 0, unless
         #: ``algo`` has an ``env_generator``, as an experience actor does)
         self.generators = [getattr(algo, "env_generator", np.random)] + [
@@ -95,9 +93,9 @@ class TrainingEnvironments(object):
         try:
             return getattr(self.vector, method)(*args)
         except VectorEnvCallError as error:
-            self.loop.current_env = error.index
-            raise faults.env_error(self.algo, method, error.error_type, error.message,
-                                   error.worker_traceback) from (error.__cause__ or error)
+            fault = faults.env_error(self.algo, method, error.index, error.error_type,
+                                     error.message, error.worker_traceback)
+            raise fault from (error.__cause__ or error)
 
     def acting_policies(self, observations):
         """What each environment's strategy perturbs: the policy itself with one environment
