@@ -42,21 +42,19 @@ def position(algo, index, transition):
     return where + " in environment %d" % index if getattr(algo, "n_envs", 1) > 1 else where
 
 
-def env_error(algo, method, index, error_type, message, worker_traceback=None):
+def env_error(algo, method, index, transition, error_type, message, worker_traceback=None):
     """The :class:`EnvError` for an exception ``error_type: message`` that training
     environment ``index`` raised in ``method()``, with the run's position as context (and the
-    worker process's traceback when it ran in one).
-
-    A step's transitions are counted once every environment's step has returned, so
-    environment ``index``'s failed ``step()`` was the run's transition
-    ``total_env_steps + index + 1``."""
+    worker process's traceback when it ran in one). ``transition`` is the run's number of
+    the transition a failed ``step()`` was taking (see :func:`position`; unused for
+    ``reset()``)."""
     if method == "reset":
         where = ("starting episode %d (epoch %d, after %d environment steps of the run)"
                  % (algo.episode, algo.epoch, algo.total_env_steps))
         if getattr(algo, "n_envs", 1) > 1:
             where += " in environment %d" % index
     else:
-        where = "at " + position(algo, index, algo.total_env_steps + index + 1)
+        where = "at " + position(algo, index, transition)
     text = "the environment raised %s in %s() %s: %s" % (error_type, method, where, message)
     if worker_traceback:
         text += "\n(in its worker process)\n" + worker_traceback.rstrip()

@@ -233,8 +233,9 @@ class TrainingLoop(object):
         if ended:
             self._start_episodes(ended)
         observations = [self.episode_of(index).obs for index in indices]
-        actions = self._choose_actions(observations, act_dim)
-        results = self.envs.call("step", [np.reshape(act, action_shape) for act in actions])
+        actions = self._choose_actions(observations, act_dim, first)
+        results = self.envs.call("step", [np.reshape(act, action_shape) for act in actions],
+                                 first_transition=first)
         for index, obs, act, (nxt, rwd, end, info) in zip(indices, observations, actions,
                                                           results):
             episode = self.episode_of(index)
@@ -280,13 +281,13 @@ class TrainingLoop(object):
             self.episode_of(index).obs = obs
             self.envs.strategies[index].reset()
 
-    def _choose_actions(self, observations, act_dim):
+    def _choose_actions(self, observations, act_dim, first_transition):
         """The exploration actions for each environment's observation: uniform over the
         action space for the run's first ``start_steps`` transitions (covering it before the
         policy means anything), drawn from the environment's generator; else its strategy's
-        action around the policy's (not the target policy's)."""
+        action around the policy's (not the target policy's). The i-th environment's
+        transition is the run's ``first_transition + i`` (what a fault names)."""
         algo = self.algo
-        first = self.state.total_env_steps + 1  # environment index's transition: first + index
         if self.state.total_env_steps < algo.start_steps:
             return [generator.uniform(algo._action_low, algo._action_high)
                     for generator in self.envs.generators]
@@ -295,7 +296,8 @@ class TrainingLoop(object):
         for index, (obs, strategy, policy) in enumerate(zip(observations,
                                                              self.envs.strategies, policies)):
             actions.append(faults.check_action(strategy.get_action(obs, policy), act_dim,
-                                               strategy, algo, index, first + index))
+                                               strategy, algo, index,
+                                               first_transition + index))
         return actions
 
     def _nonfinite_step(self, index, transition, nxt, rwd):

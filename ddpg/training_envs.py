@@ -87,14 +87,17 @@ class TrainingEnvironments(object):
             self._vector_env = make_vector_env(algo.env, algo.n_envs, algo.vec_env, algo.seed)
         return self._vector_env
 
-    def call(self, method, *args):
+    def call(self, method, *args, first_transition=None):
         """``vector.method(*args)``; an environment's exception becomes an
-        :class:`ddpg.errors.EnvError` saying where in the run it happened."""
+        :class:`ddpg.errors.EnvError` saying where in the run it happened: which environment
+        and, for a ``step``, which of the run's transitions (``first_transition`` + the
+        environment's index; ``first_transition`` is environment 0's)."""
         try:
             return getattr(self.vector, method)(*args)
         except VectorEnvCallError as error:
-            fault = faults.env_error(self.algo, method, error.index, error.error_type,
-                                     error.message, error.worker_traceback)
+            transition = None if first_transition is None else first_transition + error.index
+            fault = faults.env_error(self.algo, method, error.index, transition,
+                                     error.error_type, error.message, error.worker_traceback)
             raise fault from (error.__cause__ or error)
 
     def acting_policies(self, observations):
