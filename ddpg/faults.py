@@ -31,41 +31,39 @@ def check_env(env):
                          % (env.observation_space,))
 
 
-def position(algo, step=None):
-    """Where the training run is, in words: step, episode, epoch, total environment steps,
-    and with several environments which one (``algo.loop.current_env``)."""
-    loop = getattr(algo, "loop", None)
-    index = getattr(loop, "current_env", 0)
-    if step is None:
-        episode = loop.episode_of(index) if loop is not None else algo
-        step = episode.path_length + 1
-    several = getattr(algo, "n_envs", 1) > 1
-    # with several environments, the transitions of one step are counted in their order
-    transition = loop.vector_step_start + index + 1 if several else algo.total_env_steps + 1
+def position(algo, index, transition):
+    """Where the training run is, in words: the step of environment ``index``'s episode, the
+    episode, the epoch, the run's ``transition`` (its environment step number, counting from
+    1: with several environments, the transitions of one step are counted in their order)
+    and with several environments which one (``index``)."""
+    step = algo.loop.episode_of(index).path_length + 1
     where = ("step %d of episode %d (epoch %d, environment step %d of the run)"
              % (step, algo.episode, algo.epoch, transition))
-    return where + " in environment %d" % index if several else where
+    return where + " in environment %d" % index if getattr(algo, "n_envs", 1) > 1 else where
 
 
-def env_error(algo, method, error_type, message, worker_traceback=None):
-    """The :class:`EnvError` for an exception ``error_type: message`` that the training
-    environment raised in ``method()``, with the run's position as context (and the worker
-    process's traceback when it ran in one)."""
+def env_error(algo, method, index, transition, error_type, message, worker_traceback=None):
+    """The :class:`EnvError` for an exception ``error_type: message`` that training
+    environment ``index`` raised in ``method()``, with the run's position as context (and the
+    worker process's traceback when it ran in one). ``transition`` is the run's number of
+    the transition a failed ``step()`` was taking (see :func:`position`; unused for
+    ``reset()``)."""
     if method == "reset":
         where = ("starting episode %d (epoch %d, after %d environment steps of the run)"
                  % (algo.episode, algo.epoch, algo.total_env_steps))
         if getattr(algo, "n_envs", 1) > 1:
-            where += " in environment %d" % algo.loop.current_env
+            where += " in environment %d" % index
     else:
-        where = "at " + position(algo)
+        where = "at " + position(algo, index, transition)
     text = "the environment raised %s in %s() %s: %s" % (error_type, method, where, message)
     if worker_traceback:
         text += "\n(in its worker process)\n" + worker_traceback.rstrip()
     return EnvError(text)
 
 
-def check_action(action, act_dim, strategy, algo):
-    """The strategy's action as a flat array, or a clear error if it cannot be one.
+def check_action(action, act_dim, strategy, algo, index, transition):
+    """The strategy's action for environment ``index``, as a flat array, or a clear error
+    (at the run's ``transition``, see :func:`position`) if it cannot be one.
 
     A custom strategy returning the wrong number of values would otherwise fail inside numpy's
     reshape, or worse, be broadcast silently; a NaN action means the policy (or the strategy)
@@ -75,16 +73,17 @@ def check_action(action, act_dim, strategy, algo):
     if flat.size != act_dim:
         raise ValueError("%s.get_action returned an action of shape %s at %s; the action "
                          "space needs %d values"
-                         % (type(strategy).__name__, np.shape(action), position(algo),
-                            act_dim))
+                         % (type(strategy).__name__, np.shape(action),
+                            position(algo, index, transition), act_dim))
     if not np.isfinite(flat).all():
+        where = position(algo, index, transition)
         # most likely the networks diverged during this epoch's updates: say so if they did
         statistics = getattr(algo, "update_stats", None)
         check_divergence(algo.epoch, {} if statistics is None else statistics.averages(),
                          all_network_params(algo),
-                         "at %s, where the policy's action became non-finite" % position(algo))
+                         "at %s, where the policy's action became non-finite" % where)
         raise NonFiniteError("%s.get_action returned a non-finite action %s at %s"
-                             % (type(strategy).__name__, flat, position(algo)))
+                             % (type(strategy).__name__, flat, where))
     return flat
 
 
@@ -106,14 +105,17 @@ def check_reset_observation(observation, algo):
                              % (np.asarray(observation), algo.episode, algo.epoch))
 
 
-def nonfinite_step_message(parts, observation, reward, algo):
+def nonfinite_step_message(parts, observation, reward, algo, index, transition):
+    """What is wrong with environment ``index``'s step, the run's ``transition``: its
+    non-finite ``parts`` (:func:`nonfinite_parts`)."""
     return ("the environment returned a non-finite %s at %s (observation %s, reward %r)"
-            % (" and ".join(parts), position(algo),
+            % (" and ".join(parts), position(algo, index, transition),
                np.asarray(observation), reward))
 
 
-def raise_nonfinite_step(parts, observation, reward, algo):
-    raise NonFiniteError(nonfinite_step_message(parts, observation, reward, algo)
+def raise_nonfinite_step(parts, observation, reward, algo, index, transition):
+    raise NonFiniteError(nonfinite_step_message(parts, observation, reward, algo, index,
+                                                transition)
                          + "; pass DDPG(..., skip_nonfinite=True) to skip such transitions")
 
 

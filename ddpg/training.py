@@ -59,17 +59,13 @@ class TrainingLoop(object):
         # n_skipped_nonfinite when the epoch began: the first three skips of an epoch are logged
         self._skipped_before_epoch = 0
         #: the environments with their strategies and generators
-        self.envs = TrainingEnvironments(algo, self)
+        self.envs = TrainingEnvironments(algo)
         #: what a step stores (1-step, n-step or hindsight transitions)
         self.storage = TransitionStorage(self)
         #: what collects the transitions instead of the environments above, when set (e.g.
         #: :class:`ddpg.distributed.RayActors`): its ``collect_step(loop, log_scalars)`` takes
         #: ``steps_per_epoch()`` turns an epoch
         self.collector = None
-        #: the environment being stepped, and the transitions counted before the step of
-        #: every environment began: fault messages say where (:func:`ddpg.faults.position`)
-        self.current_env = 0
-        self.vector_step_start = 0
 
     # -- the environments --------------------------------------------------------------------
 
@@ -230,25 +226,27 @@ class TrainingLoop(object):
         """
         algo, state = self.algo, self.state
         indices = range(algo.n_envs)
-        self.vector_step_start = state.total_env_steps
+        # the transitions of a step are counted in their environments' order: environment
+        # index's is the run's transition number first + index
+        first = state.total_env_steps + 1
         ended = [index for index in indices if self.episode_of(index).end]
         if ended:
             self._start_episodes(ended)
         observations = [self.episode_of(index).obs for index in indices]
-        actions = self._choose_actions(observations, act_dim)
-        results = self.envs.call("step", [np.reshape(act, action_shape) for act in actions])
+        actions = self._choose_actions(observations, act_dim, first)
+        results = self.envs.call("step", [np.reshape(act, action_shape) for act in actions],
+                                 first_transition=first)
         for index, obs, act, (nxt, rwd, end, info) in zip(indices, observations, actions,
                                                           results):
-            self.current_env = index
             episode = self.episode_of(index)
             finite = bool(np.isfinite(rwd) and np.isfinite(nxt).all())
             if not finite:
-                end = self._nonfinite_step(nxt, rwd) or end
+                end = self._nonfinite_step(index, first + index, nxt, rwd) or end
             episode.path_length += 1
             state.total_env_steps += 1
             if finite:
                 episode.path_return += rwd
-                self.storage.store(obs, act, rwd * algo.scale_reward, end, info, nxt,
+                self.storage.store(index, obs, act, rwd * algo.scale_reward, end, info, nxt,
                                    episode.path_length)
             else:  # not stored: n-step sums (or a hindsight episode) end at obs
                 self.storage.end_episode(index)
@@ -265,8 +263,7 @@ class TrainingLoop(object):
     def _reset_envs(self, indices):
         """Reset the training environments ``indices``, checking the first observations."""
         observations = self.envs.call("reset", indices)
-        for index, obs in zip(indices, observations):
-            self.current_env = index
+        for obs in observations:
             faults.check_reset_observation(obs, self.algo)
         return observations
 
@@ -284,11 +281,12 @@ class TrainingLoop(object):
             self.episode_of(index).obs = obs
             self.envs.strategies[index].reset()
 
-    def _choose_actions(self, observations, act_dim):
+    def _choose_actions(self, observations, act_dim, first_transition):
         """The exploration actions for each environment's observation: uniform over the
         action space for the run's first ``start_steps`` transitions (covering it before the
         policy means anything), drawn from the environment's generator; else its strategy's
-        action around the policy's (not the target policy's)."""
+        action around the policy's (not the target policy's). The i-th environment's
+        transition is the run's ``first_transition + i`` (what a fault names)."""
         algo = self.algo
         if self.state.total_env_steps < algo.start_steps:
             return [generator.uniform(algo._action_low, algo._action_high)
@@ -297,13 +295,14 @@ class TrainingLoop(object):
         actions = []
         for index, (obs, strategy, policy) in enumerate(zip(observations,
                                                              self.envs.strategies, policies)):
-            self.current_env = index
             actions.append(faults.check_action(strategy.get_action(obs, policy), act_dim,
-                                               strategy, algo))
+                                               strategy, algo, index,
+                                               first_transition + index))
         return actions
 
-    def _nonfinite_step(self, nxt, rwd):
-        """A NaN/inf observation or reward: raise, or (skip_nonfinite) count and skip it.
+    def _nonfinite_step(self, index, transition, nxt, rwd):
+        """A NaN/inf observation or reward in environment ``index``'s step, the run's
+        ``transition``: raise, or (skip_nonfinite) count and skip it.
 
         Returns whether the episode must end: an observation that is not finite cannot be
         acted on; a bad reward alone does not stop the episode. The first three skips of an
@@ -312,11 +311,11 @@ class TrainingLoop(object):
         algo, state = self.algo, self.state
         parts = faults.nonfinite_parts(nxt, rwd)
         if not algo.skip_nonfinite:
-            faults.raise_nonfinite_step(parts, nxt, rwd, algo)
+            faults.raise_nonfinite_step(parts, nxt, rwd, algo, index, transition)
         state.n_skipped_nonfinite += 1
         if state.n_skipped_nonfinite - self._skipped_before_epoch <= 3:
             algo.logger.log("Skipping a transition: " + faults.nonfinite_step_message(
-                parts, nxt, rwd, algo))
+                parts, nxt, rwd, algo, index, transition))
         return "observation" in parts
 
     # -- checkpoints -------------------------------------------------------------------------

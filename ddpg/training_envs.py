@@ -59,12 +59,10 @@ def _running_statistics(env):
 
 class TrainingEnvironments(object):
     """The environments, strategies and generators of ``algo``'s run (see the module
-    docstring); ``loop`` is the :class:`ddpg.training.TrainingLoop` whose position an error
-    names."""
+    docstring)."""
 
-    def __init__(self, algo, loop):
+    def __init__(self, algo):
         self.algo = algo
-        self.loop = loop
         #: each environment's random generator (numpy's global one for environment 0, unless
         #: ``algo`` has an ``env_generator``, as an experience actor does)
         self.generators = [getattr(algo, "env_generator", np.random)] + [
@@ -89,15 +87,18 @@ class TrainingEnvironments(object):
             self._vector_env = make_vector_env(algo.env, algo.n_envs, algo.vec_env, algo.seed)
         return self._vector_env
 
-    def call(self, method, *args):
+    def call(self, method, *args, first_transition=None):
         """``vector.method(*args)``; an environment's exception becomes an
-        :class:`ddpg.errors.EnvError` saying where in the run it happened."""
+        :class:`ddpg.errors.EnvError` saying where in the run it happened: which environment
+        and, for a ``step``, which of the run's transitions (``first_transition`` + the
+        environment's index; ``first_transition`` is environment 0's)."""
         try:
             return getattr(self.vector, method)(*args)
         except VectorEnvCallError as error:
-            self.loop.current_env = error.index
-            raise faults.env_error(self.algo, method, error.error_type, error.message,
-                                   error.worker_traceback) from (error.__cause__ or error)
+            transition = None if first_transition is None else first_transition + error.index
+            fault = faults.env_error(self.algo, method, error.index, transition,
+                                     error.error_type, error.message, error.worker_traceback)
+            raise fault from (error.__cause__ or error)
 
     def acting_policies(self, observations):
         """What each environment's strategy perturbs: the policy itself with one environment

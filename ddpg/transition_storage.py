@@ -25,15 +25,16 @@ class TransitionStorage(object):
     def __init__(self, loop):
         self.loop = loop
 
-    def store(self, obs, act, rwd, end, info, nxt, path_length):
-        """Add one step of environment ``loop.current_env`` to the memory, deciding whether
-        its target may bootstrap.
+    def store(self, env_index, obs, act, rwd, end, info, nxt, path_length):
+        """Add one step of environment ``env_index`` to the memory, deciding whether its
+        target may bootstrap.
 
         A time-limit cut (``max_path_length`` here, or the environment's own time limit) is
         not a terminal state. The original dropped the cut transition (or stored it as
         terminal with ``include_horizon_terminal``) and stored the environment's time-limit
         ends as terminal; with ``bootstrap_truncated`` they bootstrap from s' instead.
-        ``path_length``, the episode's, already counts this step; ``rwd`` is scaled.
+        ``path_length``, the environment's episode's, already counts this step; ``rwd`` is
+        scaled.
         """
         loop, algo = self.loop, self.loop.algo
         horizon_cut = not end and path_length >= algo.max_path_length
@@ -52,21 +53,21 @@ class TransitionStorage(object):
         if episode_over and info and "is_success" in info:
             loop.state.strategy_path_successes.append(float(info["is_success"]))
         if algo.her:
-            self._store_her(obs, act, rwd, stored_end, nxt, info, episode_over)
+            self._store_her(env_index, obs, act, rwd, stored_end, nxt, info, episode_over)
         elif algo.n_step > 1:
-            self._store_nstep(loop.episode_of(loop.current_env), obs, act, rwd, stored_end,
-                              nxt, episode_over)
+            self._store_nstep(loop.episode_of(env_index), obs, act, rwd, stored_end, nxt,
+                              episode_over)
         elif stored_end is not None:
             self._add(obs, act, rwd, stored_end, nxt)
 
-    def end_episode(self, index):
-        """Environment ``index``'s episode stops where it is, without a stored last step (a
+    def end_episode(self, env_index):
+        """Environment ``env_index``'s episode stops where it is, without a stored last step (a
         skipped non-finite step, an episode abandoned at a restore): its open n-step sums
         bootstrap from its observation, hindsight replay stores the steps it has."""
         loop, algo = self.loop, self.loop.algo
-        episode = loop.episode_of(index)
+        episode = loop.episode_of(env_index)
         if algo.her:
-            self._write_episode(index)
+            self._write_episode(env_index)
         elif episode.nstep_chain:
             self._store_nstep(episode, episode.obs, None, None, None, episode.obs, True)
 
@@ -94,20 +95,19 @@ class TransitionStorage(object):
         for transition in transitions:
             self._add(*transition)
 
-    def _store_her(self, obs, act, rwd, stored_end, nxt, info, episode_over):
-        """Hindsight replay: the step joins its environment's pending episode, which is
-        written whole when it ends."""
-        index = self.loop.current_env
+    def _store_her(self, env_index, obs, act, rwd, stored_end, nxt, info, episode_over):
+        """Hindsight replay: the step joins environment ``env_index``'s pending episode,
+        which is written whole when it ends."""
         if stored_end is not None:
-            self.loop.memory.add_step(index, obs, act, rwd, stored_end, nxt,
+            self.loop.memory.add_step(env_index, obs, act, rwd, stored_end, nxt,
                                       info["achieved_goal"])
         if episode_over:
-            self._write_episode(index)
+            self._write_episode(env_index)
 
-    def _write_episode(self, index):
-        """Store environment ``index``'s pending episode; the normaliser learns its
+    def _write_episode(self, env_index):
+        """Store environment ``env_index``'s pending episode; the normaliser learns its
         observations under the goals its batches will carry (relabelled as when sampled)."""
         memory, normalizer = self.loop.memory, self.loop.algo.obs_normalizer
-        slots = memory.end_episode(index)
+        slots = memory.end_episode(env_index)
         if normalizer is not None and len(slots):
             normalizer.update(memory.relabelled_observations(slots))

@@ -4,12 +4,13 @@ import os
 import signal
 import time
 
+import gymnasium
 import numpy as np
 import pytest
 
 from ddpg.checkpoint import all_network_params
 from ddpg.envs import Box, CartpoleEnv, EnvSpec, GymEnv, Step, normalize
-from ddpg.errors import CheckpointError, EnvError
+from ddpg.errors import CheckpointError, EnvError, NonFiniteError
 
 from ddpg.strategies import OUStrategy
 
@@ -306,6 +307,211 @@ def test_an_environment_s_exception_names_the_environment(vec_env, monkeypatch):
     else:  # the worker's traceback, which names the line that raised
         assert "(in its worker process)\nTraceback" in message
         assert 'raise RuntimeError("the simulator broke")' in message
+
+
+# ---------------------------------------------------------------------------------------------
+# each environment's steps go where its index says
+
+
+def countdown_algo(n_envs=3, **overrides):
+    """CountdownEnvs seeded 4, 5, 6 (terminal at steps 3, 4, 3), no updates: every stored
+    and pending step names its environment by its observation's first value."""
+    options = dict(n_envs=n_envs, seed=4, n_epochs=1, epoch_length=5 * n_envs,
+                   batch_size=4, memory_size=100, memory_start_size=100, max_path_length=100,
+                   start_steps=100, eval_samples=2, discount=0.9)
+    options.update(overrides)
+    return build_algorithm(env=CountdownEnv(), **options)
+
+
+def test_n_step_sums_are_built_from_each_environment_s_own_steps():
+    """Three environments, 5 steps each, n_step=2: every stored sum and every sum left open
+    is worked out here from its environment's steps alone (rewards 10 s + t)."""
+    algo = countdown_algo(n_step=2)
+    algo.train()
+    obs, _, rwd, end, nxt = memory_rows(algo.memory)
+    horizons = algo.memory.horizons[:algo.memory.size]
+    expected = {  # tag: (t of s, R, t of s', terminal, k) in the order stored
+        4: [(0, 41 + 0.9 * 42, 2, 0, 2), (1, 42 + 0.9 * 43, 3, 1, 2), (2, 43, 3, 1, 1),
+            (0, 41 + 0.9 * 42, 2, 0, 2)],
+        5: [(0, 51 + 0.9 * 52, 2, 0, 2), (1, 52 + 0.9 * 53, 3, 0, 2),
+            (2, 53 + 0.9 * 54, 4, 1, 2), (3, 54, 4, 1, 1)],
+        6: [(0, 61 + 0.9 * 62, 2, 0, 2), (1, 62 + 0.9 * 63, 3, 1, 2), (2, 63, 3, 1, 1),
+            (0, 61 + 0.9 * 62, 2, 0, 2)]}
+    assert len(obs) == 12
+    assert nxt[:, 0].tolist() == obs[:, 0].tolist()  # no sum reaches into another environment
+    for tag, rows in expected.items():
+        mine = obs[:, 0] == tag
+        assert obs[mine].tolist() == [[tag, t] for t, _, _, _, _ in rows]
+        np.testing.assert_allclose(rwd[mine], [total for _, total, _, _, _ in rows],
+                                   rtol=1e-6)
+        assert nxt[mine].tolist() == [[tag, t] for _, _, t, _, _ in rows]
+        assert end[mine].tolist() == [terminal for _, _, _, terminal, _ in rows]
+        assert horizons[mine].tolist() == [k for _, _, _, _, k in rows]
+    # the sums still open: each environment's last step of its current episode
+    open_sums = {4: [(1, 42.0)], 5: [(0, 51.0)], 6: [(1, 62.0)]}
+    for index, tag in enumerate((4, 5, 6)):
+        chain = algo.loop.episode_of(index).nstep_chain
+        assert [(list(item[0]), item[2], item[3]) for item in chain] == [
+            ([tag, t], total, 1) for t, total in open_sums[tag]]
+
+
+class TaggedGoalEnv(gymnasium.Env):
+    """A goal environment that names itself: seeded ``s`` it observes ``[s, t]`` (also its
+    achieved goal) with the desired goal ``[s, -1]``, and its episodes end in a terminal
+    state at step 3 for an even seed, 4 for an odd one."""
+
+    def __init__(self):
+        box = gymnasium.spaces.Box(-np.inf, np.inf, (2,), np.float64)
+        self.observation_space = gymnasium.spaces.Dict(
+            {"observation": box, "achieved_goal": box, "desired_goal": box})
+        self.action_space = gymnasium.spaces.Box(-1.0, 1.0, (1,), np.float32)
+        self.tag, self.t = 0, 0
+
+    def _observation(self):
+        return {"observation": np.array([self.tag, self.t], np.float64),
+                "achieved_goal": np.array([self.tag, self.t], np.float64),
+                "desired_goal": np.array([self.tag, -1.0])}
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.tag = seed
+        self.t = 0
+        return self._observation(), {}
+
+    def step(self, action):
+        self.t += 1
+        terminated = self.t == 3 + self.tag % 2
+        return self._observation(), -1.0, terminated, False, {}
+
+    def compute_reward(self, achieved_goal, desired_goal, info):
+        return -np.any(np.asarray(achieved_goal) != np.asarray(desired_goal),
+                       axis=-1).astype(np.float32)
+
+
+def test_hindsight_episodes_are_each_environment_s_own_steps():
+    """Three environments, 5 steps each, her=True: each written episode (contiguous, in the
+    order the episodes ended) and each pending one holds its environment's steps only."""
+    algo = build_algorithm(env=GymEnv(TaggedGoalEnv()), n_envs=3, seed=4, n_epochs=1,
+                           epoch_length=15, batch_size=4, memory_size=100,
+                           memory_start_size=100, max_path_length=100, start_steps=100,
+                           eval_samples=2, her=True)
+    algo.train()
+    memory = algo.memory
+    # environments 0 and 2 (seeds 4 and 6) end at their 3rd step, environment 1 at its 4th
+    episodes = [(4, 3), (6, 3), (5, 4)]  # (tag, length) in the order written
+    expected_obs = [[tag, t, tag, -1] for tag, length in episodes for t in range(length)]
+    assert memory.size == 10
+    assert memory.obss[:10].tolist() == expected_obs
+    assert memory.nxts[:10].tolist() == [[tag, t + 1, tag, -1] for tag, t, _, _ in expected_obs]
+    assert memory.achieved[:10].tolist() == [[tag, t + 1] for tag, t, _, _ in expected_obs]
+    assert memory.ends[:10].tolist() == [float(t + 1 == length) for _, length in episodes
+                                         for t in range(length)]
+    assert memory.lengths[:10].tolist() == [length for _, length in episodes
+                                            for _ in range(length)]
+    # the episodes still running: environment 0's and 2's first 2 steps, environment 1's first
+    pending = {0: (4, 2), 1: (5, 1), 2: (6, 2)}
+    for index, (tag, steps) in pending.items():
+        assert [step[0].tolist() for step in memory.pending[index]] == [
+            [tag, t, tag, -1] for t in range(steps)]
+
+
+class FaultyCountdownEnv(CountdownEnv):
+    """A CountdownEnv that, seeded ``fail_tag``, observes NaN at its ``fail_step``-th step
+    (counted over its whole run) or raises at its ``fail_reset``-th reset."""
+
+    fail_tag, fail_step, fail_reset = None, None, None
+
+    def __init__(self):
+        super(FaultyCountdownEnv, self).__init__()
+        self.steps_taken = self.resets = 0
+
+    def reset(self):
+        self.resets += 1
+        if self.tag == self.fail_tag and self.resets == self.fail_reset:
+            raise RuntimeError("no reset today")
+        return super(FaultyCountdownEnv, self).reset()
+
+    def step(self, action):
+        self.steps_taken += 1
+        step = super(FaultyCountdownEnv, self).step(action)
+        if self.tag == self.fail_tag and self.steps_taken == self.fail_step:
+            return Step(np.array([self.tag, np.nan]), step.reward, step.done, step.info)
+        return step
+
+    def clone(self):
+        return FaultyCountdownEnv()
+
+
+def test_a_non_finite_observation_names_its_environment_and_transition(monkeypatch):
+    """Environment 1 (seed 5, terminal at step 4) observes NaN at its 6th step, the 2nd of
+    its second episode: vector step 6, whose transitions are the run's 16, 17 and 18; by
+    then environments 0 and 2 ended an episode each (at step 3) and environment 1 one."""
+    monkeypatch.setattr(FaultyCountdownEnv, "fail_tag", 5)
+    monkeypatch.setattr(FaultyCountdownEnv, "fail_step", 6)
+    algo = build_algorithm(env=FaultyCountdownEnv(), n_envs=3, seed=4, n_epochs=1,
+                           epoch_length=30, batch_size=4, memory_size=100,
+                           memory_start_size=100, max_path_length=100, start_steps=100,
+                           eval_samples=2)
+    with pytest.raises(NonFiniteError) as raised:
+        algo.train()
+    assert str(raised.value) == (
+        "the environment returned a non-finite observation at step 2 of episode 3 (epoch 0, "
+        "environment step 17 of the run) in environment 1 (observation [ 5. nan], reward "
+        "52.0); pass DDPG(..., skip_nonfinite=True) to skip such transitions")
+    # skipped instead: logged the same way, and only environment 1's transition is missing
+    messages = []
+    skipping = build_algorithm(env=FaultyCountdownEnv(), n_envs=3, seed=4, n_epochs=1,
+                               epoch_length=30, batch_size=4, memory_size=100,
+                               memory_start_size=100, max_path_length=100, start_steps=100,
+                               eval_samples=2, skip_nonfinite=True)
+    monkeypatch.setattr(skipping.logger, "log", lambda text, *args, **kwargs:
+                        messages.append(text))
+    skipping.train()
+    assert [text for text in messages if text.startswith("Skipping")] == [
+        "Skipping a transition: the environment returned a non-finite observation at step 2 "
+        "of episode 3 (epoch 0, environment step 17 of the run) in environment 1 "
+        "(observation [ 5. nan], reward 52.0)"]
+    obs, _, _, _, nxt = memory_rows(skipping.memory)
+    assert len(obs) == 29 and nxt[:, 0].tolist() == obs[:, 0].tolist()
+    assert obs[:, 0].tolist() == [4.0, 5.0, 6.0] * 5 + [4.0, 6.0] + [4.0, 5.0, 6.0] * 4
+
+
+class NanAtFiveTwoStrategy(OUStrategy):
+    """OU noise, but a NaN action for the observation [5, 2] (a CountdownEnv seeded 5, after
+    its 2nd step)."""
+
+    def get_action(self, obs, policy):
+        if np.array_equal(obs, [5.0, 2.0]):
+            return np.array([np.nan])
+        return super(NanAtFiveTwoStrategy, self).get_action(obs, policy)
+
+
+def test_a_non_finite_action_names_its_environment_and_transition():
+    """Environment 1's strategy acts NaN on its 3rd step, vector step 3, whose transitions
+    are the run's 7, 8 and 9; no episode has ended yet."""
+    algo = countdown_algo(start_steps=0, strategy=NanAtFiveTwoStrategy)
+    with pytest.raises(NonFiniteError) as raised:
+        algo.train()
+    assert str(raised.value) == (
+        "NanAtFiveTwoStrategy.get_action returned a non-finite action [nan] at step 3 of "
+        "episode 0 (epoch 0, environment step 8 of the run) in environment 1")
+
+
+def test_an_environment_s_failed_reset_names_the_environment(monkeypatch):
+    """Environment 1 (seed 5) raises at its second reset, at vector step 5 (after 12
+    transitions), once environments 0 and 2 started their second episodes (episode 3 is
+    the one it would start)."""
+    monkeypatch.setattr(FaultyCountdownEnv, "fail_tag", 5)
+    monkeypatch.setattr(FaultyCountdownEnv, "fail_reset", 2)
+    algo = build_algorithm(env=FaultyCountdownEnv(), n_envs=3, seed=4, n_epochs=1,
+                           epoch_length=30, batch_size=4, memory_size=100,
+                           memory_start_size=100, max_path_length=100, start_steps=100,
+                           eval_samples=2)
+    with pytest.raises(EnvError, match=r"^the environment raised RuntimeError in reset\(\) "
+                                       r"starting episode 3 \(epoch 0, after 12 environment "
+                                       r"steps of the run\) in environment 1: no reset today$"):
+        algo.train()
 
 
 def interrupt_at(algo, steps, also=()):
