@@ -701,7 +701,8 @@ def test_an_operator_the_converter_does_not_know_is_named():
             (mx.symbol.sin(layer, name="wave"), ["sin", "'wave'"]),
             (JsonSymbol(mx.symbol.Activation(layer, act_type="relu", name="smooth"),
                         '"relu"', '"mish"'),  # MXNet 1.9 has no such act_type: a newer one's
-             ["Activation act_type='mish'", "'smooth'"]),
+             ["Activation act_type='mish'", "'smooth'",
+              "it translates relu, sigmoid, softrelu, softsign, tanh"]),
             (mx.symbol.LeakyReLU(layer, act_type="gelu", name="g"), ["act_type='gelu'"]),
             (mx.symbol.LayerNorm(layer, axis=0, name="across"),
              ["last axis", "'across'"])]:

@@ -172,6 +172,11 @@ def test_stand_ins_are_numpys_documented_replacements():
                                   [False, True, False, True, True, False])
     np.testing.assert_array_equal(stand_ins["in1d"](values, [1, 5], invert=True),
                                   [True, False, True, False, False, True])
+    # with repeated values (numpy's sorting path, where assume_unique=True would be wrong)
+    repeated = np.random.RandomState(0).randint(0, 5, size=40).astype(float)
+    others = np.where(repeated[::-1] == 4, 7.0, repeated[::-1])
+    np.testing.assert_array_equal(stand_ins["in1d"](repeated, others),
+                                  [value in set(others) for value in repeated])
     if hasattr(np, "trapezoid"):
         assert stand_ins["trapz"]([1.0, 2.0, 3.0]) == 4.0
     with pytest.raises(NotImplementedError, match="numpy.npv was removed in numpy 2.0 "

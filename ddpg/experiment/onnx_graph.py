@@ -116,9 +116,7 @@ class _Converter(object):
     def fully_connected(self, name, attrs, inputs):
         data, weight = inputs[0], inputs[1]
         bias = None if _flag(attrs, "no_bias", False) else inputs[2]
-        if _flag(attrs, "flatten", True):
-            if self.ranks[data] != 2:
-                data = self.emit("Flatten", [data], name + "_flatten", 2, axis=1)
+        if _flag(attrs, "flatten", True):  # the data is (batch, features): nothing to flatten
             return self.emit("Gemm", [data, weight] + ([bias] if bias else []), name, 2,
                              transB=1)
         rank = self.ranks[data]
