@@ -176,6 +176,19 @@ class OwnStateStrategy(BaseStrategy):
         self.total = state["total"]
 
 
+class DuckOwnState(StatelessStrategy):
+    """A strategy that is no BaseStrategy, with state_dict and load_state_dict of its own."""
+
+    def __init__(self):
+        self.seen = []
+
+    def state_dict(self):
+        return {"seen": list(self.seen)}
+
+    def load_state_dict(self, state):
+        self.seen = list(state["seen"])
+
+
 class HookSubclass(BaseStrategy):
     """A BaseStrategy subclass with the environment hook's names for its state."""
 
@@ -195,6 +208,7 @@ class HookSubclass(BaseStrategy):
      lambda s: list(s.state)),
     (OwnStateStrategy, lambda s: setattr(s, "total", 2.5), lambda s: s.total),
     (HookSubclass, lambda s: setattr(s, "value", 9), lambda s: s.value),
+    (DuckOwnState, lambda s: s.seen.extend([1, 2]), lambda s: s.seen),
 ])
 def test_a_strategy_of_one_s_own_round_trips_through_the_methods_it_has(make, change, read):
     strategy = make()
