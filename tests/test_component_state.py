@@ -1,8 +1,10 @@
-"""The state contract of the exploration strategies, the observation normaliser and the update
-statistics: ``state_dict()`` gives plain data, ``load_state_dict`` of it into a fresh instance
-gives the same behaviour afterwards, and a state that does not fit is refused (``ValueError``
-or ``TypeError``) before anything changes. Also the records ``ddpg.checkpoint.state`` saves
-for them, which checkpoints on disk hold."""
+"""The state contract of the exploration strategies, the observation normaliser, the update
+statistics and the random generators: ``state_dict()`` gives plain data, ``load_state_dict``
+of it into a fresh instance gives the same behaviour afterwards, and a state that does not
+fit is refused (``ValueError`` or ``TypeError``) before anything changes. Also the records
+``ddpg.checkpoint.state`` saves for the strategies, which checkpoints on disk hold."""
+import random
+
 import mxnet as mx
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ from ddpg.checkpoint.state import _capture_strategy, _prepare_strategy
 from ddpg.envs import Box, EnvSpec
 from ddpg.errors import CheckpointError
 from ddpg.obs_normalizer import ObservationNormalizer
+from ddpg.random_state import GeneratorState, GlobalGenerators
 from ddpg.strategies import BaseStrategy, GaussianStrategy, OUStrategy, state_methods
 
 
@@ -369,3 +372,68 @@ def test_update_statistics_of_another_layout_start_afresh():
     stats.load_state_dict(state)
     assert stats.averages() == {} and stats.n_policy_updates == 0
     assert not np.any(stats.q_sums.asnumpy()) and not np.any(stats.policy_loss_sum.asnumpy())
+
+
+# -- the random generators -----------------------------------------------------------------
+
+def draws():
+    return np.random.uniform(size=3).tolist(), np.random.randn(2).tolist(), random.random()
+
+
+def test_the_global_generators_draw_alike_after_a_round_trip():
+    np.random.seed(5)
+    random.seed(5)
+    np.random.randn()  # a cached Gaussian is part of numpy's state
+    state = GlobalGenerators().state_dict()
+    assert sorted(state) == ["np_random", "python_random"]
+    expected = draws()
+    np.random.seed(9)
+    random.seed(9)
+    GlobalGenerators().load_state_dict(state)
+    assert draws() == expected
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda state: state.update(np_random=("MT19937", np.zeros(3, np.uint32), 0)),
+     "an unusable numpy random state"),
+    (lambda state: state.update(python_random=(3, (1, 2), None)),
+     "an unusable Python random state"),
+    (lambda state: state.pop("np_random"), "need np_random"),
+])
+def test_the_global_generators_refuse_a_state_they_cannot_take_and_keep_theirs(damage,
+                                                                               message):
+    state = GlobalGenerators().state_dict()
+    damage(state)
+    np.random.seed(4)
+    random.seed(4)
+    expected = draws()
+    np.random.seed(4)
+    random.seed(4)
+    with pytest.raises(ValueError, match=message):
+        GlobalGenerators().load_state_dict(state)
+    assert draws() == expected
+
+
+def test_a_state_without_python_s_generator_leaves_it_as_it_is():
+    state = GlobalGenerators().state_dict()
+    state["python_random"] = None  # a checkpoint saved before Python's was recorded
+    random.seed(2)
+    expected = random.random()
+    random.seed(2)
+    GlobalGenerators().load_state_dict(state)
+    assert random.random() == expected
+
+
+def test_a_generator_of_one_s_own_draws_alike_after_a_round_trip():
+    generator = np.random.RandomState(3)
+    generator.normal(size=5)
+    state = GeneratorState(generator).state_dict()
+    fresh = np.random.RandomState(8)
+    GeneratorState(fresh).load_state_dict(state)
+    np.testing.assert_array_equal(fresh.normal(size=4), generator.normal(size=4))
+    with pytest.raises(ValueError, match="an unusable numpy random state"):
+        GeneratorState(fresh).load_state_dict({"not": "a state"})
+    other = np.random.RandomState(8)
+    GeneratorState(other).load_state_dict(state)
+    other.normal(size=4)
+    np.testing.assert_array_equal(fresh.normal(size=3), other.normal(size=3))

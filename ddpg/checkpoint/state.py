@@ -11,19 +11,21 @@ training environments (``n_envs``), environment 0 is saved as above and the othe
 through actors (:mod:`ddpg.distributed`) adds their state under ``collector``, one with
 ``obs_norm`` its observation normaliser's statistics under ``obs_normalizer``.
 
-:func:`capture_training_state` gives that state as a dict; :func:`prepare_training_state`
+The generators, the strategies, the update statistics and the normaliser give their state
+through ``state_dict()`` and take it back through ``check_state_dict``/``load_state_dict``
+(:mod:`ddpg.random_state`, :func:`ddpg.strategies.state_methods`); this module saves what they
+give under the keys above. :func:`capture_training_state` gives that state as a dict; :func:`prepare_training_state`
 checks a saved one against an algorithm without changing anything and returns the function
 that assigns it, so that a restore fails before its first change.
 """
-import copy
 import dataclasses
-import random
 
 import numpy as np
 
 from ddpg.checkpoint import env_state
 from ddpg.envs.vector import VectorEnvCallError
 from ddpg.errors import CheckpointError
+from ddpg.random_state import GeneratorState, GlobalGenerators
 from ddpg.strategies import state_methods
 from ddpg.training_state import STATE_FIELDS, EnvEpisode
 
@@ -56,10 +58,11 @@ def capture_training_state(algo):
             else list(value) if isinstance(value, list) else value
     # each environment captured where it lives (a worker process with vec_env="async")
     env_states = algo.loop.envs.vector.apply(env_state.capture_env_state)
+    generators = GlobalGenerators().state_dict()
     state = {
         "counters": counters,
-        "np_random": np.random.get_state(),
-        "python_random": random.getstate(),
+        "np_random": generators["np_random"],
+        "python_random": generators["python_random"],
         "strategy": _capture_strategy(algo.strategy),
         "env": env_states[0],
         "eval_env": env_state.capture_env_state(algo.eval_env),
@@ -82,7 +85,7 @@ def capture_training_state(algo):
         state.update(vector_envs=env_states[1:],
                      vector_strategies=[_capture_strategy(strategy)
                                         for strategy in algo.loop.envs.strategies[1:]],
-                     vector_generators=[generator.get_state()
+                     vector_generators=[GeneratorState(generator).state_dict()
                                         for generator in algo.loop.envs.generators[1:]])
     collector = algo.loop.collector
     if collector is not None:
@@ -152,17 +155,9 @@ def _prepare_update_stats(algo, saved, path):
 def _check_generators(state, path):
     """``CheckpointError`` unless the saved numpy and Python generator states are usable."""
     try:
-        np.random.RandomState().set_state(state["np_random"])
-    except (TypeError, ValueError, IndexError) as error:
-        raise CheckpointError("the checkpoint %s has an unusable numpy random state (%s)"
-                              % (path, error))
-    python_random = state.get("python_random")
-    if python_random is not None:
-        try:
-            random.Random().setstate(python_random)
-        except (TypeError, ValueError, IndexError) as error:
-            raise CheckpointError("the checkpoint %s has an unusable Python random state (%s)"
-                                  % (path, error))
+        GlobalGenerators().check_state_dict(state)
+    except ValueError as error:
+        raise CheckpointError("the checkpoint %s has %s" % (path, error))
 
 
 def _check_counters(counters, path):
@@ -222,12 +217,16 @@ def _prepare_environments(algo, state, path):
 def _prepare_vector_generators(algo, state, path):
     """The function assigning environments 1 .. n-1's generator states (checked first)."""
     saved = state.get("vector_generators", [])
-    for generator_state in saved:
-        _check_generators({"np_random": generator_state}, path)
+    generators = [GeneratorState(generator) for generator in algo.loop.envs.generators[1:]]
+    for generator, generator_state in zip(generators, saved):
+        try:
+            generator.check_state_dict(generator_state)
+        except ValueError as error:
+            raise CheckpointError("the checkpoint %s has %s" % (path, error))
 
     def apply():
-        for generator, generator_state in zip(algo.loop.envs.generators[1:], saved):
-            generator.set_state(generator_state)
+        for generator, generator_state in zip(generators, saved):
+            generator.load_state_dict(generator_state)
     return apply
 
 
@@ -242,7 +241,6 @@ def prepare_training_state(algo, state, path, log):
     for episode in episodes:
         for obs in [episode.get("obs")] + [item[0] for item in episode.get("nstep_chain", [])]:
             _check_observation(algo, obs, path)
-    python_random = state.get("python_random")
     apply_environments = _prepare_environments(algo, state, path)
     saved_strategies = [state["strategy"]] + list(state.get("vector_strategies", []))
     apply_strategies = [_prepare_strategy(strategy, saved, path) for strategy, saved
@@ -262,9 +260,7 @@ def prepare_training_state(algo, state, path, log):
 
     def apply(memory):
         algo.loop.restore(restored, memory)
-        np.random.set_state(state["np_random"])
-        if python_random is not None:
-            random.setstate(python_random)
+        GlobalGenerators().load_state_dict(state)
         for apply_strategy in apply_strategies:
             apply_strategy()
         apply_generators()
