@@ -132,8 +132,9 @@ class _DuckTypedState(object):
 def state_methods(strategy):
     """An object with ``strategy``'s ``state_dict()``, ``check_state_dict(state)`` and
     ``load_state_dict(state)``: the strategy itself when it is a :class:`BaseStrategy`; for
-    one that only has ``get_action`` and ``reset``, the methods it defines and
-    :class:`BaseStrategy`'s defaults for the others."""
+    one that is not, the methods it defines and :class:`BaseStrategy`'s defaults for the
+    others (one with its own ``load_state_dict`` and no ``check_state_dict`` is not checked
+    beforehand: its ``load_state_dict`` is the only check)."""
     return strategy if isinstance(strategy, BaseStrategy) else _DuckTypedState(strategy)
 
 
