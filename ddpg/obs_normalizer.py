@@ -56,20 +56,38 @@ class ObservationNormalizer(object):
         normalised = np.clip((flat - self.mean) / self.std, -self.clip_range, self.clip_range)
         return normalised.reshape(values.shape).astype(np.float32)
 
-    def get_checkpoint_state(self):
-        """The statistics as plain data (for ``training_state``)."""
+    def state_dict(self):
+        """The statistics as plain data: ``{"count": int, "sum": array, "sumsq": array}``
+        (the mean and deviation follow from them)."""
         return {"count": int(self.count), "sum": self.sum.copy(), "sumsq": self.sumsq.copy()}
 
-    def set_checkpoint_state(self, state):
-        """Put back statistics from :meth:`get_checkpoint_state`; ``ValueError`` if their
-        size is not this normaliser's."""
-        total, squares = np.asarray(state["sum"], np.float64), np.asarray(state["sumsq"],
-                                                                          np.float64)
-        if total.shape != (self.dim,) or squares.shape != (self.dim,) or state["count"] < 0:
+    def check_state_dict(self, state):
+        """``ValueError``/``TypeError`` unless ``state`` holds statistics of this size: a
+        non-negative integer count and ``dim`` sums and sums of squares."""
+        if not isinstance(state, dict) or not {"count", "sum", "sumsq"} <= set(state):
+            raise ValueError("observation normaliser statistics need a count, sum and sumsq; "
+                             "got %r" % (sorted(state) if isinstance(state, dict) else state,))
+        count = np.asarray(state["count"])
+        if count.ndim != 0 or count.dtype.kind not in "iu":
+            raise TypeError("an observation normaliser count of %r; it is an integer"
+                            % (state["count"],))
+        total, squares = np.asarray(state["sum"]), np.asarray(state["sumsq"])
+        if total.shape != (self.dim,) or squares.shape != (self.dim,) or count < 0:
             raise ValueError("observation normaliser statistics of size %s/%s and count %r "
                              "do not fit observations of size %d"
                              % (total.shape, squares.shape, state["count"], self.dim))
-        self.count, self.sum, self.sumsq = int(state["count"]), total.copy(), squares.copy()
+        for values in (total, squares):
+            if values.dtype.kind not in "iuf":
+                raise TypeError("observation normaliser statistics of %s values; they are "
+                                "numbers" % values.dtype)
+
+    def load_state_dict(self, state):
+        """Put back statistics from :meth:`state_dict` (checked first: statistics that do
+        not fit raise and change nothing)."""
+        self.check_state_dict(state)
+        self.count = int(state["count"])
+        self.sum = np.array(state["sum"], dtype=np.float64)
+        self.sumsq = np.array(state["sumsq"], dtype=np.float64)
         if self.count:
             self._recompute()
         else:

@@ -23,8 +23,57 @@ DEFAULT_GAUSSIAN_SIGMA = 0.1
 DEFAULT_RANDOM_ACTION_PROB = 0.0
 
 
+def _hook(strategy, name):
+    """``strategy``'s method ``name``, or None when it has none."""
+    method = getattr(strategy, name, None)
+    return method if callable(method) else None
+
+
+def _hook_state_dict(strategy):
+    """The state of a strategy without ``state_dict``: what its ``get_checkpoint_state()``
+    gives, else a copy of its array ``state`` (as OU noise has), else None (no state)."""
+    get_state = _hook(strategy, "get_checkpoint_state")
+    if get_state is not None:
+        return get_state()
+    state = getattr(strategy, "state", None)
+    return None if state is None else np.array(state, copy=True)
+
+
+def _hook_check_state_dict(strategy, state):
+    """``ValueError`` unless :func:`_hook_load_state_dict` can take ``state`` (a
+    ``set_checkpoint_state`` hook checks its state itself)."""
+    if _hook(strategy, "set_checkpoint_state") is not None:
+        return
+    current = getattr(strategy, "state", None)
+    if current is None:
+        raise ValueError("an exploration strategy state; %s has no state to put it in (no "
+                         "load_state_dict())" % type(strategy).__name__)
+    if np.shape(current) != np.shape(state):
+        raise ValueError("an exploration state of shape %s; %s has %s"
+                         % (np.shape(state), type(strategy).__name__, np.shape(current)))
+
+
+def _hook_load_state_dict(strategy, state):
+    _hook_check_state_dict(strategy, state)
+    set_state = _hook(strategy, "set_checkpoint_state")
+    if set_state is not None:
+        set_state(state)
+    else:
+        strategy.state = np.array(state, copy=True)
+
+
 class BaseStrategy(object):
-    """Turns ``policy.get_action(obs)`` into an exploratory action."""
+    """Turns ``policy.get_action(obs)`` into an exploratory action.
+
+    A strategy's state (what a checkpoint saves and a restore puts back) is what
+    :meth:`state_dict` gives, plain data (numpy arrays, numbers, strings, lists and dicts of
+    these; None: no state); :meth:`load_state_dict` puts it back and
+    :meth:`check_state_dict` raises ``ValueError`` or ``TypeError`` for a state it cannot
+    take, before anything changes. A subclass with state overrides the three. The defaults
+    serve a subclass that defines ``get_checkpoint_state()`` and
+    ``set_checkpoint_state(state)`` instead (the environment hook's names) or keeps an
+    exploration array in ``state``; a strategy with none of these has no state.
+    """
 
     #: The ``np.random.RandomState`` the noise is drawn from; None: numpy's global generator.
     rng = None
@@ -38,6 +87,55 @@ class BaseStrategy(object):
 
     def reset(self):
         pass
+
+    def state_dict(self):
+        """The strategy's state as plain data; None: it has none."""
+        return _hook_state_dict(self)
+
+    def check_state_dict(self, state):
+        """``ValueError``/``TypeError`` unless :meth:`load_state_dict` can take ``state``."""
+        _hook_check_state_dict(self, state)
+
+    def load_state_dict(self, state):
+        """Put back a state from :meth:`state_dict` (checked first: a state that does not
+        fit raises and changes nothing)."""
+        _hook_load_state_dict(self, state)
+
+
+class _DuckTypedState(object):
+    """The state methods of a strategy that is not a :class:`BaseStrategy`: its own
+    ``state_dict``, ``check_state_dict`` and ``load_state_dict`` where it has them,
+    :class:`BaseStrategy`'s defaults otherwise."""
+
+    def __init__(self, strategy):
+        self.strategy = strategy
+
+    def state_dict(self):
+        own = _hook(self.strategy, "state_dict")
+        return own() if own is not None else _hook_state_dict(self.strategy)
+
+    def check_state_dict(self, state):
+        own = _hook(self.strategy, "check_state_dict")
+        if own is not None:
+            own(state)
+        elif _hook(self.strategy, "load_state_dict") is None:
+            _hook_check_state_dict(self.strategy, state)
+
+    def load_state_dict(self, state):
+        own = _hook(self.strategy, "load_state_dict")
+        if own is not None:
+            own(state)
+        else:
+            _hook_load_state_dict(self.strategy, state)
+
+
+def state_methods(strategy):
+    """An object with ``strategy``'s ``state_dict()``, ``check_state_dict(state)`` and
+    ``load_state_dict(state)``: the strategy itself when it is a :class:`BaseStrategy`; for
+    one that is not, the methods it defines and :class:`BaseStrategy`'s defaults for the
+    others (one with its own ``load_state_dict`` and no ``check_state_dict`` is not checked
+    beforehand: its ``load_state_dict`` is the only check)."""
+    return strategy if isinstance(strategy, BaseStrategy) else _DuckTypedState(strategy)
 
 
 class OUStrategy(BaseStrategy):
@@ -75,6 +173,24 @@ class OUStrategy(BaseStrategy):
     def reset(self):
         self.state = np.ones(self.action_dim) * self.mu
 
+    def state_dict(self):
+        """A copy of the OU state (an array of ``action_dim`` values)."""
+        return np.array(self.state, copy=True)
+
+    def check_state_dict(self, state):
+        """``ValueError`` unless ``state`` is a numeric array of this state's shape."""
+        if np.shape(state) != np.shape(self.state):
+            raise ValueError("an exploration state of shape %s; %s has %s"
+                             % (np.shape(state), type(self).__name__, np.shape(self.state)))
+        if not np.issubdtype(np.asarray(state).dtype, np.number):
+            raise TypeError("an exploration state of %s values; %s's are numbers"
+                            % (np.asarray(state).dtype, type(self).__name__))
+
+    def load_state_dict(self, state):
+        """Put back an OU state from :meth:`state_dict` (checked first)."""
+        self.check_state_dict(state)
+        self.state = np.array(state, copy=True)
+
     def get_action(self, obs, policy):
         """Policy action plus the next OU state, clipped to the action bounds; flat shape."""
         action = np.asarray(policy.get_action(obs)).reshape(-1)
@@ -95,7 +211,7 @@ class GaussianStrategy(BaseStrategy):
     ``sigma_min`` over the first ``decay_steps`` actions of the run and then stays there
     (rllab's ``GaussianStrategy`` has the same schedule). The step count is the strategy's
     only state; it spans episodes (``reset()`` keeps it) and is saved in checkpoints through
-    ``get_checkpoint_state``/``set_checkpoint_state``, so a resumed run continues the schedule.
+    ``state_dict``/``load_state_dict``, so a resumed run continues the schedule.
 
     With ``random_prob`` an action is, with that probability, drawn uniformly from the action
     space instead (the noise is drawn either way): the
@@ -146,8 +262,22 @@ class GaussianStrategy(BaseStrategy):
             return self.random().uniform(self._low, self._high)
         return np.clip(action + noise, self._low, self._high)
 
-    def get_checkpoint_state(self):
+    def state_dict(self):
+        """``{"steps": actions taken so far}``, the decay schedule's position."""
         return {"steps": int(self.steps)}
 
-    def set_checkpoint_state(self, state):
+    def check_state_dict(self, state):
+        """``ValueError``/``TypeError`` unless ``state`` is ``{"steps": n}``, n a
+        non-negative integer."""
+        if not isinstance(state, dict) or set(state) != {"steps"}:
+            raise ValueError("an exploration state %r; %s's is {'steps': n}"
+                             % (state, type(self).__name__))
+        steps = np.asarray(state["steps"])
+        if steps.ndim != 0 or steps.dtype.kind not in "iu" or steps < 0:
+            raise TypeError("an exploration state of %r steps; %s counts them with a "
+                            "non-negative integer" % (state["steps"], type(self).__name__))
+
+    def load_state_dict(self, state):
+        """Put back the step count from :meth:`state_dict` (checked first)."""
+        self.check_state_dict(state)
         self.steps = int(state["steps"])

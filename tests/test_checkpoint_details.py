@@ -849,9 +849,9 @@ def test_a_strategy_state_this_runs_strategy_cannot_take_is_refused(tmp_path):
     restored.strategy = StatelessStrategy()
     with pytest.raises(CheckpointError) as error:
         restored.restore(path)
-    assert str(error.value) == ("the checkpoint %s saved its strategy with "
-                                "get_checkpoint_state(); StatelessStrategy has no "
-                                "set_checkpoint_state()" % path)
+    assert str(error.value) == ("the checkpoint %s has an exploration strategy state; "
+                                "StatelessStrategy has no state to put it in (no "
+                                "load_state_dict())" % path)
 
 
 def test_an_optimiser_state_of_another_dtype_is_refused(v2_copy):

@@ -306,10 +306,10 @@ def test_the_normaliser_clips_standardises_and_clips_as_numpy_computes():
     assert normalizer(probe[0]).shape == (3,) and normalizer(probe).dtype == np.float32
     # checkpoint state: the same transform after a round trip; a wrong size refused
     copy = ObservationNormalizer(3)
-    copy.set_checkpoint_state(normalizer.get_checkpoint_state())
+    copy.load_state_dict(normalizer.state_dict())
     np.testing.assert_array_equal(copy(probe), normalizer(probe))
     with pytest.raises(ValueError, match="do not fit observations of size 4"):
-        ObservationNormalizer(4).set_checkpoint_state(normalizer.get_checkpoint_state())
+        ObservationNormalizer(4).load_state_dict(normalizer.state_dict())
 
 
 def test_the_normaliser_clips_inputs_below_as_above_before_standardising():
@@ -339,7 +339,7 @@ def test_the_normaliser_counts_single_observations_and_skips_empty_ones():
 def test_normaliser_statistics_restore_from_plain_numbers_and_from_none():
     # the statistics of [[1, 1], [1, 3]] as plain integers: sum [2, 4], sum of squares [2, 10]
     normalizer = ObservationNormalizer(2)
-    normalizer.set_checkpoint_state({"count": 2, "sum": [2, 4], "sumsq": [2, 10]})
+    normalizer.load_state_dict({"count": 2, "sum": [2, 4], "sumsq": [2, 10]})
     np.testing.assert_allclose(normalizer.mean, [1.0, 2.0])
     np.testing.assert_allclose(normalizer.std, [0.01, 1.0])  # a variance of 0: the floor
     normalizer.update(np.array([[0.5, 0.5]]))  # accumulates in float64
@@ -347,7 +347,7 @@ def test_normaliser_statistics_restore_from_plain_numbers_and_from_none():
     np.testing.assert_allclose(normalizer.mean, rows.mean(axis=0))
     np.testing.assert_allclose(normalizer.std, rows.std(axis=0))
     # a state of no observations puts back the identity's statistics, one per dimension
-    normalizer.set_checkpoint_state(ObservationNormalizer(2).get_checkpoint_state())
+    normalizer.load_state_dict(ObservationNormalizer(2).state_dict())
     assert normalizer.count == 0
     assert normalizer.mean.shape == normalizer.std.shape == (2,)
     np.testing.assert_array_equal(normalizer.mean, [0.0, 0.0])

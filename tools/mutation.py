@@ -64,6 +64,7 @@ MODULES = {
     "batch_inputs": "ddpg/batch_inputs.py",
     "replay.her": "ddpg/replay/her.py",
     "obs_normalizer": "ddpg/obs_normalizer.py",
+    "random_state": "ddpg/random_state.py",
     "transition_storage": "ddpg/transition_storage.py",
     "envs.goals": "ddpg/envs/goals.py",
     "rendering.cartpole": "ddpg/rendering/cartpole.py",

@@ -101,20 +101,44 @@ class UpdateStatistics(object):
         self.n_updates = 0
         self.n_policy_updates = 0
 
-    def get_checkpoint_state(self):
+    def state_dict(self):
         """The running sums and counts, as arrays and ints (a checkpoint saved in the middle
         of an epoch continues the epoch's averages exactly)."""
         return {"q_sums": self.q_sums.asnumpy(), "policy_loss_sum": self.policy_loss_sum.asnumpy(),
                 "n_updates": int(self.n_updates), "n_policy_updates": int(self.n_policy_updates)}
 
-    def check_checkpoint_state(self, state):
-        """Whether ``state`` (from :meth:`get_checkpoint_state`) fits these statistics."""
+    def _counts(self, state):
+        """``state``'s update counts; ``n_policy_updates`` defaults to ``n_updates``
+        (statistics saved before ``policy_delay`` existed had a policy step in every update)."""
+        return int(state["n_updates"]), int(state.get("n_policy_updates", state["n_updates"]))
+
+    def check_state_dict(self, state):
+        """``ValueError``/``TypeError`` unless ``state`` holds statistics :meth:`load_state_dict`
+        can take. Returns whether its sums have this layout: sums of another (another
+        version's statistics) cannot continue, and load_state_dict then starts the epoch's
+        averages afresh."""
+        if not isinstance(state, dict) or not {"q_sums", "policy_loss_sum", "n_updates"} \
+                <= set(state):
+            raise ValueError("update statistics need q_sums, policy_loss_sum and n_updates; "
+                             "got %r" % (sorted(state) if isinstance(state, dict) else state,))
+        n_updates, n_policy_updates = self._counts(state)
+        if n_updates < 0 or n_policy_updates < 0:
+            raise ValueError("update statistics of %d updates and %d policy updates"
+                             % (n_updates, n_policy_updates))
+        for name in ("q_sums", "policy_loss_sum"):
+            if np.asarray(state[name]).dtype.kind not in "iuf":
+                raise TypeError("update statistics whose %s are %s values, not numbers"
+                                % (name, np.asarray(state[name]).dtype))
         return (np.shape(state["q_sums"]) == self.q_sums.shape
                 and np.shape(state["policy_loss_sum"]) == self.policy_loss_sum.shape)
 
-    def set_checkpoint_state(self, state):
+    def load_state_dict(self, state):
+        """Put back the sums and counts from :meth:`state_dict` (checked first: malformed
+        statistics raise and change nothing; those of another layout reset)."""
+        if not self.check_state_dict(state):
+            self.reset()
+            return
+        n_updates, n_policy_updates = self._counts(state)
         self.q_sums[:] = state["q_sums"]
         self.policy_loss_sum[:] = state["policy_loss_sum"]
-        self.n_updates = int(state["n_updates"])
-        # checkpoints written before policy_delay existed had a policy step in every update
-        self.n_policy_updates = int(state.get("n_policy_updates", state["n_updates"]))
+        self.n_updates, self.n_policy_updates = n_updates, n_policy_updates

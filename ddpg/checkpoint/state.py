@@ -11,19 +11,22 @@ training environments (``n_envs``), environment 0 is saved as above and the othe
 through actors (:mod:`ddpg.distributed`) adds their state under ``collector``, one with
 ``obs_norm`` its observation normaliser's statistics under ``obs_normalizer``.
 
-:func:`capture_training_state` gives that state as a dict; :func:`prepare_training_state`
+The generators, the strategies, the update statistics and the normaliser give their state
+through ``state_dict()`` and take it back through ``check_state_dict``/``load_state_dict``
+(:mod:`ddpg.random_state`, :func:`ddpg.strategies.state_methods`); this module saves what they
+give under the keys above. :func:`capture_training_state` gives that state as a dict; :func:`prepare_training_state`
 checks a saved one against an algorithm without changing anything and returns the function
 that assigns it, so that a restore fails before its first change.
 """
-import copy
 import dataclasses
-import random
 
 import numpy as np
 
 from ddpg.checkpoint import env_state
 from ddpg.envs.vector import VectorEnvCallError
 from ddpg.errors import CheckpointError
+from ddpg.random_state import GeneratorState, GlobalGenerators
+from ddpg.strategies import state_methods
 from ddpg.training_state import STATE_FIELDS, EnvEpisode
 
 #: The training loop's state saved in training_state.json/.npz: TrainingState's fields.
@@ -31,19 +34,19 @@ COUNTERS = STATE_FIELDS
 
 
 def _capture_strategy(strategy):
-    if callable(getattr(strategy, "get_checkpoint_state", None)):
-        return {"kind": "custom", "state": strategy.get_checkpoint_state()}
-    if hasattr(strategy, "state"):
-        return {"kind": "state", "state": np.array(strategy.state, copy=True)}
-    return {"kind": "none"}
+    """The saved record of a strategy's ``state_dict()`` (:func:`ddpg.strategies.state_methods`):
+    ``kind`` "none" for no state, "state" for an array (OU noise's) and "custom" for any
+    other plain data, the state under ``state``."""
+    state = state_methods(strategy).state_dict()
+    if state is None:
+        return {"kind": "none"}
+    return {"kind": "state" if isinstance(state, np.ndarray) else "custom", "state": state}
 
 
 def _capture_update_stats(algo):
-    """The current epoch's running update statistics (all zero at epoch boundaries)."""
-    stats = getattr(algo, "update_stats", None)
-    if not callable(getattr(stats, "get_checkpoint_state", None)):
-        return None
-    return stats.get_checkpoint_state()
+    """The current epoch's running update statistics (all zero at epoch boundaries); None
+    for an algorithm without them."""
+    return None if algo.update_stats is None else algo.update_stats.state_dict()
 
 
 def capture_training_state(algo):
@@ -55,10 +58,11 @@ def capture_training_state(algo):
             else list(value) if isinstance(value, list) else value
     # each environment captured where it lives (a worker process with vec_env="async")
     env_states = algo.loop.envs.vector.apply(env_state.capture_env_state)
+    generators = GlobalGenerators().state_dict()
     state = {
         "counters": counters,
-        "np_random": np.random.get_state(),
-        "python_random": random.getstate(),
+        "np_random": generators["np_random"],
+        "python_random": generators["python_random"],
         "strategy": _capture_strategy(algo.strategy),
         "env": env_states[0],
         "eval_env": env_state.capture_env_state(algo.eval_env),
@@ -81,35 +85,34 @@ def capture_training_state(algo):
         state.update(vector_envs=env_states[1:],
                      vector_strategies=[_capture_strategy(strategy)
                                         for strategy in algo.loop.envs.strategies[1:]],
-                     vector_generators=[generator.get_state()
+                     vector_generators=[GeneratorState(generator).state_dict()
                                         for generator in algo.loop.envs.generators[1:]])
-    collector = getattr(algo.loop, "collector", None)
+    collector = algo.loop.collector
     if collector is not None:
         state["collector"] = collector.get_checkpoint_state()
-    normalizer = getattr(algo, "obs_normalizer", None)
-    if normalizer is not None:
-        state["obs_normalizer"] = normalizer.get_checkpoint_state()
+    if algo.obs_normalizer is not None:
+        state["obs_normalizer"] = algo.obs_normalizer.state_dict()
     return state
 
 
 def _prepare_normalizer(algo, saved, path):
     """The function assigning the observation normaliser's statistics (``obs_norm``; the
     manifest's structural check has made sure the checkpoint has them)."""
-    normalizer = getattr(algo, "obs_normalizer", None)
+    normalizer = algo.obs_normalizer
     if normalizer is None:
         return lambda: None
     try:
-        copy.deepcopy(normalizer).set_checkpoint_state(saved)
-    except (ValueError, TypeError, KeyError) as error:
+        normalizer.check_state_dict(saved)
+    except (ValueError, TypeError) as error:
         raise CheckpointError("the checkpoint %s has unusable observation normaliser "
                               "statistics (%s)" % (path, error))
-    return lambda: normalizer.set_checkpoint_state(saved)
+    return lambda: normalizer.load_state_dict(saved)
 
 
 def _prepare_collector(algo, saved, path, log):
     """The function assigning the collector's saved state (:mod:`ddpg.distributed`), if
     both the checkpoint and ``algo`` have a collector."""
-    collector = getattr(algo.loop, "collector", None)
+    collector = algo.loop.collector
     if collector is None:
         if saved is not None:
             log("The checkpoint %s was collected by actors; this run collects with its own "
@@ -121,56 +124,40 @@ def _prepare_collector(algo, saved, path, log):
 
 
 def _prepare_strategy(strategy, saved, path):
-    kind = saved["kind"]
-    if kind == "custom":
-        if not callable(getattr(strategy, "set_checkpoint_state", None)):
-            raise CheckpointError("the checkpoint %s saved its strategy with "
-                                  "get_checkpoint_state(); %s has no set_checkpoint_state()"
-                                  % (path, type(strategy).__name__))
-        return lambda: strategy.set_checkpoint_state(saved["state"])
-    if kind == "state":
-        current = getattr(strategy, "state", None)
-        if current is None or np.shape(current) != np.shape(saved["state"]):
-            raise CheckpointError("the checkpoint %s has an exploration state of shape %s; %s "
-                                  "has %s" % (path, np.shape(saved["state"]),
-                                              type(strategy).__name__,
-                                              None if current is None else np.shape(current)))
-
-        def apply():
-            strategy.state = np.array(saved["state"], copy=True)
-        return apply
-    return lambda: None
+    """The function putting back a saved strategy record (checked first); a record of no
+    state leaves the strategy as it is."""
+    if saved["kind"] == "none":
+        return lambda: None
+    methods = state_methods(strategy)
+    try:
+        methods.check_state_dict(saved["state"])
+    except (ValueError, TypeError) as error:
+        raise CheckpointError("the checkpoint %s has %s" % (path, error))
+    return lambda: methods.load_state_dict(saved["state"])
 
 
 def _prepare_update_stats(algo, saved, path):
-    """The epoch's running update statistics, through the statistics object's own hooks
-    (statistics of another layout start the epoch's averages afresh)."""
-    stats = getattr(algo, "update_stats", None)
+    """The function putting back the epoch's running update statistics (checked first;
+    without saved statistics the epoch's averages start afresh)."""
+    stats = algo.update_stats
+    if stats is None:
+        return lambda: None
+    if saved is None:
+        return stats.reset
     try:
-        fits = saved is not None and _capture_update_stats(algo) is not None \
-            and stats.check_checkpoint_state(saved) and int(saved["n_updates"]) >= 0
+        stats.check_state_dict(saved)
     except (KeyError, TypeError, ValueError) as error:
         raise CheckpointError("the checkpoint %s has malformed update statistics (%r)"
                               % (path, error))
-    if not fits:
-        return lambda: stats.reset() if hasattr(stats, "reset") else None
-    return lambda: stats.set_checkpoint_state(saved)
+    return lambda: stats.load_state_dict(saved)
 
 
 def _check_generators(state, path):
     """``CheckpointError`` unless the saved numpy and Python generator states are usable."""
     try:
-        np.random.RandomState().set_state(state["np_random"])
-    except (TypeError, ValueError, IndexError) as error:
-        raise CheckpointError("the checkpoint %s has an unusable numpy random state (%s)"
-                              % (path, error))
-    python_random = state.get("python_random")
-    if python_random is not None:
-        try:
-            random.Random().setstate(python_random)
-        except (TypeError, ValueError, IndexError) as error:
-            raise CheckpointError("the checkpoint %s has an unusable Python random state (%s)"
-                                  % (path, error))
+        GlobalGenerators().check_state_dict(state)
+    except ValueError as error:
+        raise CheckpointError("the checkpoint %s has %s" % (path, error))
 
 
 def _check_counters(counters, path):
@@ -230,12 +217,16 @@ def _prepare_environments(algo, state, path):
 def _prepare_vector_generators(algo, state, path):
     """The function assigning environments 1 .. n-1's generator states (checked first)."""
     saved = state.get("vector_generators", [])
-    for generator_state in saved:
-        _check_generators({"np_random": generator_state}, path)
+    generators = [GeneratorState(generator) for generator in algo.loop.envs.generators[1:]]
+    for generator, generator_state in zip(generators, saved):
+        try:
+            generator.check_state_dict(generator_state)
+        except ValueError as error:
+            raise CheckpointError("the checkpoint %s has %s" % (path, error))
 
     def apply():
-        for generator, generator_state in zip(algo.loop.envs.generators[1:], saved):
-            generator.set_state(generator_state)
+        for generator, generator_state in zip(generators, saved):
+            generator.load_state_dict(generator_state)
     return apply
 
 
@@ -250,7 +241,6 @@ def prepare_training_state(algo, state, path, log):
     for episode in episodes:
         for obs in [episode.get("obs")] + [item[0] for item in episode.get("nstep_chain", [])]:
             _check_observation(algo, obs, path)
-    python_random = state.get("python_random")
     apply_environments = _prepare_environments(algo, state, path)
     saved_strategies = [state["strategy"]] + list(state.get("vector_strategies", []))
     apply_strategies = [_prepare_strategy(strategy, saved, path) for strategy, saved
@@ -270,9 +260,7 @@ def prepare_training_state(algo, state, path, log):
 
     def apply(memory):
         algo.loop.restore(restored, memory)
-        np.random.set_state(state["np_random"])
-        if python_random is not None:
-            random.setstate(python_random)
+        GlobalGenerators().load_state_dict(state)
         for apply_strategy in apply_strategies:
             apply_strategy()
         apply_generators()

@@ -127,6 +127,7 @@ class ActorRun(object):
         self.vec_env = "sync"
         self.prioritized_replay = False  # a chunk's buffer: the learner's memory prioritises
         self.her, self.obs_normalizer = False, None  # the learner refuses either with actors
+        self.update_stats = None  # an actor does not learn: no update statistics
         #: transitions a collection takes; it may store more: the n-step sums that were
         #: open when it began and the ones it completes (at most n_step - 1 an environment)
         self.chunk = spec["chunk"]

@@ -176,7 +176,7 @@ def checkpoint_obs_normalizer(reader, obs_dim):
         return None
     normalizer = ObservationNormalizer(obs_dim)
     try:
-        normalizer.set_checkpoint_state(reader.training_state()["obs_normalizer"])
+        normalizer.load_state_dict(reader.training_state()["obs_normalizer"])
     except (KeyError, TypeError, ValueError) as error:
         raise CheckpointError("its observation normaliser's statistics are unusable (%r)"
                               % (error,))
