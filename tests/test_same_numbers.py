@@ -80,22 +80,24 @@ def test_timing_columns_are_left_out(tmp_path):
     assert reference_runs.progress_values(str(path)) == [{"Epoch": "0", "AverageQ": "3.25"}]
 
 
+def _environment_for(monkeypatch, features, dispatched):
+    """instruction_set_environment() on a CPU with ``features`` and a numpy dispatching to
+    ``dispatched``."""
+    monkeypatch.setattr(reference_runs, "_numpy_cpu_tables", lambda: (features, dispatched))
+    return reference_runs.instruction_set_environment()
+
+
 def test_runs_hold_numpy_and_onednn_to_avx2(monkeypatch):
     """Only AVX-512 targets that numpy dispatches to and the CPU has are disabled (naming one
     the CPU lacks stops numpy's import); oneDNN always gets the AVX2 ceiling."""
-    features = {"AVX2": True, "AVX512F": True, "AVX512_SKX": True, "AVX512_KNL": False,
-                "AVX512VL": True}
-    dispatched = ["AVX2", "AVX512F", "AVX512_KNL", "AVX512_SKX"]
-    monkeypatch.setattr(reference_runs, "_numpy_cpu_tables", lambda: (features, dispatched))
-    assert reference_runs.instruction_set_environment() == {
+    numpy_1 = ["AVX2", "AVX512F", "AVX512_KNL", "AVX512_SKX"]
+    assert _environment_for(monkeypatch, {"AVX2": True, "AVX512F": True, "AVX512_SKX": True,
+                                          "AVX512_KNL": False, "AVX512VL": True}, numpy_1) == {
         "DNNL_MAX_CPU_ISA": "AVX2", "NPY_DISABLE_CPU_FEATURES": "AVX512F AVX512_SKX"}
     # numpy 2.4's names: the x86-64 levels, and AVX-512 extensions above X86_V4
-    features = {"X86_V2": True, "X86_V3": True, "X86_V4": True, "AVX512_ICL": True,
-                "AVX512_SPR": False}
-    dispatched = ["X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"]
-    monkeypatch.setattr(reference_runs, "_numpy_cpu_tables", lambda: (features, dispatched))
-    assert reference_runs.instruction_set_environment() == {
+    numpy_2 = ["X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"]
+    assert _environment_for(monkeypatch, {"X86_V2": True, "X86_V3": True, "X86_V4": True,
+                                          "AVX512_ICL": True, "AVX512_SPR": False}, numpy_2) == {
         "DNNL_MAX_CPU_ISA": "AVX2", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL"}
-    features = {"AVX2": True, "AVX512F": False}
-    monkeypatch.setattr(reference_runs, "_numpy_cpu_tables", lambda: (features, dispatched))
-    assert reference_runs.instruction_set_environment() == {"DNNL_MAX_CPU_ISA": "AVX2"}
+    assert _environment_for(monkeypatch, {"AVX2": True, "AVX512F": False}, numpy_1) == {
+        "DNNL_MAX_CPU_ISA": "AVX2"}

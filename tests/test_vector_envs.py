@@ -443,16 +443,22 @@ class FaultyCountdownEnv(CountdownEnv):
         return FaultyCountdownEnv()
 
 
+def faulty_countdown_algorithm():
+    """Three FaultyCountdownEnv environments (seeds 4, 5, 6) taking random actions for the
+    whole epoch of 30 transitions, without updates."""
+    return build_algorithm(env=FaultyCountdownEnv(), n_envs=3, seed=4, n_epochs=1,
+                           epoch_length=30, batch_size=4, memory_size=100,
+                           memory_start_size=100, max_path_length=100, start_steps=100,
+                           eval_samples=2)
+
+
 def test_a_non_finite_observation_names_its_environment_and_transition(monkeypatch):
     """Environment 1 (seed 5, terminal at step 4) observes NaN at its 6th step, the 2nd of
     its second episode: vector step 6, whose transitions are the run's 16, 17 and 18; by
     then environments 0 and 2 ended an episode each (at step 3) and environment 1 one."""
     monkeypatch.setattr(FaultyCountdownEnv, "fail_tag", 5)
     monkeypatch.setattr(FaultyCountdownEnv, "fail_step", 6)
-    algo = build_algorithm(env=FaultyCountdownEnv(), n_envs=3, seed=4, n_epochs=1,
-                           epoch_length=30, batch_size=4, memory_size=100,
-                           memory_start_size=100, max_path_length=100, start_steps=100,
-                           eval_samples=2)
+    algo = faulty_countdown_algorithm()
     with pytest.raises(NonFiniteError) as raised:
         algo.train()
     assert str(raised.value) == (
@@ -504,10 +510,7 @@ def test_an_environment_s_failed_reset_names_the_environment(monkeypatch):
     the one it would start)."""
     monkeypatch.setattr(FaultyCountdownEnv, "fail_tag", 5)
     monkeypatch.setattr(FaultyCountdownEnv, "fail_reset", 2)
-    algo = build_algorithm(env=FaultyCountdownEnv(), n_envs=3, seed=4, n_epochs=1,
-                           epoch_length=30, batch_size=4, memory_size=100,
-                           memory_start_size=100, max_path_length=100, start_steps=100,
-                           eval_samples=2)
+    algo = faulty_countdown_algorithm()
     with pytest.raises(EnvError, match=r"^the environment raised RuntimeError in reset\(\) "
                                        r"starting episode 3 \(epoch 0, after 12 environment "
                                        r"steps of the run\) in environment 1: no reset today$"):
