@@ -244,3 +244,41 @@ def test_the_algorithm_keeps_the_config_it_was_built_with():
     assert td3.config == TD3Config(**SMALL) and td3.config.policy_delay == 2
     with pytest.raises(dataclasses.FrozenInstanceError):
         td3.config.target_noise = 1.0
+
+
+def test_the_update_schedule_s_errors_say_what_to_give():
+    from ddpg.config import update_schedule
+    with pytest.raises(ValueError) as raised:
+        update_schedule(0.4, 1, None)
+    assert str(raised.value) == ("n_updates_per_sample must be a positive integer or 1/k for "
+                                 "an integer k (0.5 = one update every 2 steps), got 0.4")
+    with pytest.raises(ValueError) as raised:
+        update_schedule(0.5, 2, None)
+    assert str(raised.value) == ("a fractional n_updates_per_sample (0.5) already sets the "
+                                 "update frequency; give train_freq with gradient_steps "
+                                 "instead")
+
+
+def test_the_config_docstring_lists_each_field_on_a_line_of_its_own():
+    lines = DDPGConfig.__doc__.splitlines()
+    start = lines.index("    batch_size (default 32): transitions per update")
+    assert lines[start + 1] == "    n_epochs (default 1000): epochs to train"
+
+
+def test_kinds_made_at_run_time_keep_their_parts():
+    """The kinds of ddpg.kinds are made when the module is imported; these are made here, so
+    that a change to Kind or _Optimizer shows."""
+    from ddpg import kinds
+    kind = kinds.Kind("a positive thing", lambda value: value > 0, int)
+    assert (kind.description, kind.cli_type, kind.checked_by) == ("a positive thing", int, None)
+    maybe = kind.or_none("a positive thing or None")
+    assert (maybe.description, maybe.cli_type) == ("a positive thing or None", int)
+    assert maybe.accepts(None) and maybe.accepts(2) and not maybe.accepts(-1)
+    with pytest.raises(ValueError) as raised:
+        maybe.check("x", -1)
+    assert str(raised.value) == "x must be a positive thing or None, got -1"
+    optimizer = kinds._Optimizer()  # pylint: disable=protected-access
+    assert (optimizer.description, optimizer.cli_type) == ("an MXNet optimizer name", None)
+    assert optimizer.accepts("Adam") and not optimizer.accepts("no-such-optimizer")
+    assert kinds.updates_per_sample("2") == 2 and isinstance(kinds.updates_per_sample("2"), int)
+    assert kinds.updates_per_sample("0.5") == 0.5

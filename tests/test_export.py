@@ -657,6 +657,10 @@ def test_the_other_operators_convert_as_mxnet_computes():
         sym.LeakyReLU(no_bias, act_type="leaky", slope=0.3),
         sym.LeakyReLU(kept, act_type="elu", slope=0.7),
         sym.LeakyReLU(kept_no_bias, act_type="selu"),
+        # MXNet's default act_type (leaky, slope 0.25), which the symbol's JSON leaves out
+        sym.LeakyReLU(kept),
+        # an output whose rank the next operator reads
+        sym.broadcast_add(sym.LeakyReLU(no_bias, act_type="selu"), row),
         sym.LeakyReLU(no_bias, act_type="prelu", gamma=slope),
         sym.broadcast_maximum(no_bias, row), sym.broadcast_minimum(kept, row),
         sym.broadcast_sub(no_bias, row), sym.broadcast_div(kept, row + 3.0),
@@ -713,5 +717,14 @@ def test_an_operator_the_converter_does_not_know_is_named():
             onnx_graph.symbol_to_onnx(symbol, params, "obs", 2)
         for word in words:
             assert word in str(error.value)
+    # an operator's second output (LayerNorm's mean), which the converter does not give
+    with_mean = mx.symbol.LayerNorm(layer, axis=-1, output_mean_var=True, name="ln")
+    uses_mean = mx.symbol.broadcast_add(with_mean[0], with_mean[1], name="uses_mean")
+    params = {"fc_weight": np.ones((3, 2), np.float32), "fc_bias": np.zeros(3, np.float32),
+              "ln_gamma": np.ones(3, np.float32), "ln_beta": np.zeros(3, np.float32)}
+    with pytest.raises(onnx_graph.UnsupportedOperatorError) as error:
+        onnx_graph.symbol_to_onnx(uses_mean, params, "obs", 2)
+    assert str(error.value) == ("node 'uses_mean' uses output 1 of 'ln', which the ONNX "
+                                "converter does not give")
     with pytest.raises(ValueError, match="'fc_bias' is neither the input"):
         onnx_graph.symbol_to_onnx(layer, {"fc_weight": np.ones((3, 2))}, "obs", 2)

@@ -242,6 +242,14 @@ EQUIVALENT = {
         "without a codec, imageio-ffmpeg encodes an .mp4 (the only file this writer makes) "
         "with its preferred H.264 encoder that ffmpeg has, libx264, which the line names; "
         "they differ only with an ffmpeg without libx264, where the original fails"),
+    "ddpg.experiment.onnx_graph.xǁ_Converterǁunique__mutmut_9": (
+        'candidate = "XX%s_%dXX" % (name, count)',
+        "the names of an ONNX graph's tensors only have to be unique; the loop tries the next "
+        "count until the name is free, so any spelling of the suffix gives the same graph"),
+    "ddpg.experiment.onnx_graph.xǁ_Converterǁclip__mutmut_23": (
+        'high = self.constant(name + "_MAX", _number(attrs, "a_max", None))',
+        "the name of the clip's upper bound constant, made unique by unique(); the graph "
+        "computes the same with either spelling"),
 }
 
 KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # a failing test, or a timeout / crash
