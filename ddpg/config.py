@@ -23,6 +23,7 @@ the constructors' signatures, the command line's flags and the presets.
 The module imports nothing of ``ddpg`` but :mod:`ddpg.kinds`.
 """
 import dataclasses
+import inspect
 
 from ddpg.kinds import (AUTO_SWITCH, AUTO_THREADS, CLOSED_UNIT, CONTEXT, FINITE, HALF_OPEN_UNIT,
                         HER_STRATEGY, INTEGER, NON_NEGATIVE, NON_NEGATIVE_INT, OPTIMIZER,
@@ -62,7 +63,9 @@ def setting(default, kind, doc, help=None,  # pylint: disable=redefined-builtin
 def _documented(cls):
     """Append each field's documentation to the docstring of config class ``cls``."""
     own = [field for field in dataclasses.fields(cls) if field.name in cls.__annotations__]
-    cls.__doc__ += "\n" + "\n".join("    %s (default %r): %s" % (
+    # cleaned first: Python 3.13 strips a docstring's indentation when it compiles it, 3.12
+    # and older do not, and the lines appended must line up with the rest either way
+    cls.__doc__ = inspect.cleandoc(cls.__doc__) + "\n\n" + "\n".join("%s (default %r): %s" % (
         field.name, field.default, field.metadata["doc"]) for field in own) + "\n"
     return cls
 

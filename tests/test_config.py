@@ -101,9 +101,9 @@ def test_every_field_is_documented():
         for field in dataclasses.fields(config_class):
             assert field.metadata["doc"], field.name
     for name in DDPGConfig.names():
-        assert "    %s (default " % name in DDPGConfig.__doc__
+        assert "\n%s (default " % name in DDPGConfig.__doc__
     for name in ("policy_delay", "target_noise", "target_noise_clip"):
-        assert "    %s (default " % name in TD3Config.__doc__
+        assert "\n%s (default " % name in TD3Config.__doc__
     assert {"DDPGConfig", "TD3Config"} <= set(ddpg.__all__)
 
 
@@ -261,8 +261,8 @@ def test_the_update_schedule_s_errors_say_what_to_give():
 
 def test_the_config_docstring_lists_each_field_on_a_line_of_its_own():
     lines = DDPGConfig.__doc__.splitlines()
-    start = lines.index("    batch_size (default 32): transitions per update")
-    assert lines[start + 1] == "    n_epochs (default 1000): epochs to train"
+    start = lines.index("batch_size (default 32): transitions per update")
+    assert lines[start + 1] == "n_epochs (default 1000): epochs to train"
 
 
 def test_kinds_made_at_run_time_keep_their_parts():
