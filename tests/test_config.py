@@ -253,6 +253,14 @@ def test_the_update_schedule_s_errors_say_what_to_give():
     assert str(raised.value) == ("n_updates_per_sample must be a positive integer or 1/k for "
                                  "an integer k (0.5 = one update every 2 steps), got 0.4")
     with pytest.raises(ValueError) as raised:
+        update_schedule(2, 1, 3)
+    assert str(raised.value) == ("give gradient_steps or n_updates_per_sample, not both "
+                                 "(n_updates_per_sample=2)")
+    with pytest.raises(ValueError) as raised:
+        DDPGConfig(batch_size=64, memory_start_size=10)
+    assert str(raised.value) == ("batch_size (64) must not exceed memory_start_size (10); "
+                                 "memory_start_size=0 starts updating at once")
+    with pytest.raises(ValueError) as raised:
         update_schedule(0.5, 2, None)
     assert str(raised.value) == ("a fractional n_updates_per_sample (0.5) already sets the "
                                  "update frequency; give train_freq with gradient_steps "
