@@ -279,6 +279,7 @@ def test_kinds_made_at_run_time_keep_their_parts():
     from ddpg import kinds
     kind = kinds.Kind("a positive thing", lambda value: value > 0, int)
     assert (kind.description, kind.cli_type, kind.checked_by) == ("a positive thing", int, None)
+    assert kinds.Kind("checked elsewhere", checked_by="f").checked_by == "f"
     maybe = kind.or_none("a positive thing or None")
     assert (maybe.description, maybe.cli_type) == ("a positive thing or None", int)
     assert maybe.accepts(None) and maybe.accepts(2) and not maybe.accepts(-1)

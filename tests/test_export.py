@@ -264,6 +264,10 @@ def test_the_onnx_file_says_what_it_was_exported_from(trained):
     assert metadata["ddpg.normalize_obs"] is False and metadata["ddpg.epoch"] == 2
     assert metadata["ddpg.obs_norm"] is False
     assert metadata["ddpg.input_layout"] == [["observation", 3]]
+    assert model.producer_name == "ddpg"
+    # every node named (its output's name), as viewers such as Netron show them
+    assert [node.name for node in model.graph.node] == [node.output[0]
+                                                        for node in model.graph.node]
     assert (metadata["ddpg.obs_dim"], metadata["ddpg.act_dim"]) == (3, 1)
 
 
@@ -659,8 +663,11 @@ def test_the_other_operators_convert_as_mxnet_computes():
         sym.LeakyReLU(kept_no_bias, act_type="selu"),
         # MXNet's default act_type (leaky, slope 0.25), which the symbol's JSON leaves out
         sym.LeakyReLU(kept),
-        # an output whose rank the next operator reads
+        # outputs whose rank the next operator reads (PReLU and LayerNorm check it)
         sym.broadcast_add(sym.LeakyReLU(no_bias, act_type="selu"), row),
+        sym.LeakyReLU(sym.LeakyReLU(kept, act_type="elu", slope=0.5), act_type="prelu",
+                      gamma=slope),
+        sym.LayerNorm(sym.broadcast_add(no_bias, row), axis=-1, eps=0.01, name="ln_sum"),
         sym.LeakyReLU(no_bias, act_type="prelu", gamma=slope),
         sym.broadcast_maximum(no_bias, row), sym.broadcast_minimum(kept, row),
         sym.broadcast_sub(no_bias, row), sym.broadcast_div(kept, row + 3.0),
@@ -707,7 +714,9 @@ def test_an_operator_the_converter_does_not_know_is_named():
                         '"relu"', '"mish"'),  # MXNet 1.9 has no such act_type: a newer one's
              ["Activation act_type='mish'", "'smooth'",
               "it translates relu, sigmoid, softrelu, softsign, tanh"]),
-            (mx.symbol.LeakyReLU(layer, act_type="gelu", name="g"), ["act_type='gelu'"]),
+            (mx.symbol.LeakyReLU(layer, act_type="gelu", name="g"),
+             ["the ONNX converter does not translate LeakyReLU act_type='gelu' (node 'g') for "
+              "inputs of rank 2; it translates leaky, elu, selu, prelu (prelu for rank 2)"]),
             (mx.symbol.LayerNorm(layer, axis=0, name="across"),
              ["last axis", "'across'"])]:
         params = {name: np.ones(3, np.float32) for name in symbol.list_arguments()

@@ -246,6 +246,10 @@ EQUIVALENT = {
         'candidate = "XX%s_%dXX" % (name, count)',
         "the names of an ONNX graph's tensors only have to be unique; the loop tries the next "
         "count until the name is free, so any spelling of the suffix gives the same graph"),
+    "ddpg.experiment.onnx_graph.xǁ_Converterǁfully_connected__mutmut_60": (
+        'transposed = self.emit("Transpose", [weight], name + "XX_weight_tXX", 2, perm=[1, 0])',
+        "the name of the transposed weight's tensor, made unique by unique(); the graph "
+        "computes the same with either spelling"),
     "ddpg.experiment.onnx_graph.xǁ_Converterǁclip__mutmut_23": (
         'high = self.constant(name + "_MAX", _number(attrs, "a_max", None))',
         "the name of the clip's upper bound constant, made unique by unique(); the graph "
