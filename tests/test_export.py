@@ -736,5 +736,8 @@ def test_an_operator_the_converter_does_not_know_is_named():
         onnx_graph.symbol_to_onnx(uses_mean, params, "obs", 2)
     assert str(error.value) == ("node 'uses_mean' uses output 1 of 'ln', which the ONNX "
                                 "converter does not give")
+    with pytest.raises(onnx_graph.UnsupportedOperatorError) as error:
+        onnx_graph.symbol_to_onnx(mx.symbol.Group([with_mean[0], with_mean[1]]), params, "obs", 2)
+    assert str(error.value) == "the symbol's output 'ln' is not an operator's first output"
     with pytest.raises(ValueError, match="'fc_bias' is neither the input"):
         onnx_graph.symbol_to_onnx(layer, {"fc_weight": np.ones((3, 2))}, "obs", 2)

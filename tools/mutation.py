@@ -250,6 +250,14 @@ EQUIVALENT = {
         'transposed = self.emit("Transpose", [weight], name + "XX_weight_tXX", 2, perm=[1, 0])',
         "the name of the transposed weight's tensor, made unique by unique(); the graph "
         "computes the same with either spelling"),
+    "ddpg.experiment.onnx_graph.xǁ_Converterǁfully_connected__mutmut_9": (
+        'bias = None if _flag(attrs, "no_bias", None) else inputs[2]',
+        "_flag returns the default only when the symbol has no no_bias attribute, and None "
+        "is as false as False there"),
+    "ddpg.experiment.onnx_graph.xǁ_Converterǁleaky_relu__mutmut_88": (
+        'return self.emit("PRelu", inputs[:3], name, rank)',
+        "a LeakyReLU node has at most two inputs (the data and the prelu slopes), so the "
+        "first three are the first two"),
     "ddpg.experiment.onnx_graph.xǁ_Converterǁclip__mutmut_23": (
         'high = self.constant(name + "_MAX", _number(attrs, "a_max", None))',
         "the name of the clip's upper bound constant, made unique by unique(); the graph "
