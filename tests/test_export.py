@@ -664,6 +664,7 @@ def test_the_other_operators_convert_as_mxnet_computes():
         sym.LeakyReLU(sym.LeakyReLU(kept, act_type="elu", slope=0.5), act_type="prelu",
                       gamma=slope),
         sym.LayerNorm(sym.broadcast_add(no_bias, row), axis=-1, eps=0.01, name="ln_sum"),
+        sym.LayerNorm(sym.BlockGrad(no_bias), axis=-1, eps=0.01, name="ln_blocked"),
         sym.LeakyReLU(no_bias, act_type="prelu", gamma=slope),
         sym.broadcast_maximum(no_bias, row), sym.broadcast_minimum(kept, row),
         sym.broadcast_sub(no_bias, row), sym.broadcast_div(kept, row + 3.0),

@@ -254,6 +254,12 @@ EQUIVALENT = {
         'bias = None if _flag(attrs, "no_bias", None) else inputs[2]',
         "_flag returns the default only when the symbol has no no_bias attribute, and None "
         "is as false as False there"),
+    "ddpg.experiment.onnx_graph.xǁ_Converterǁfully_connected__mutmut_18": (
+        'if _flag(attrs, None, True):',
+        "every FullyConnected then takes the flatten=True path (Gemm with the weight "
+        "transposed), which on the converter's (batch, features) tensors computes what the "
+        "flatten=False path (MatMul with the weight transposed) does; the outputs still match "
+        "MXNet's"),
     "ddpg.experiment.onnx_graph.xǁ_Converterǁleaky_relu__mutmut_88": (
         'return self.emit("PRelu", inputs[:3], name, rank)',
         "a LeakyReLU node has at most two inputs (the data and the prelu slopes), so the "
