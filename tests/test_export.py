@@ -665,6 +665,8 @@ def test_the_other_operators_convert_as_mxnet_computes():
                       gamma=slope),
         sym.LayerNorm(sym.broadcast_add(no_bias, row), axis=-1, eps=0.01, name="ln_sum"),
         sym.LayerNorm(sym.BlockGrad(no_bias), axis=-1, eps=0.01, name="ln_blocked"),
+        sym.LeakyReLU(sym.LayerNorm(kept, axis=-1, eps=0.01, name="ln_then_prelu"),
+                      act_type="prelu", gamma=slope),
         sym.LeakyReLU(no_bias, act_type="prelu", gamma=slope),
         sym.broadcast_maximum(no_bias, row), sym.broadcast_minimum(kept, row),
         sym.broadcast_sub(no_bias, row), sym.broadcast_div(kept, row + 3.0),

@@ -182,6 +182,11 @@ def test_stand_ins_are_numpys_documented_replacements():
                               np.isin(repeated, others))
     np.testing.assert_array_equal(stand_ins["in1d"](repeated, others, assume_unique=True),
                                   np.isin(repeated, others, assume_unique=True))
+    # trapz's stand-in is numpy's trapezoid, which replaced it (numpy 2.0)
+    numpy_2 = FakeNumpy()
+    numpy_2.trapezoid = "numpy's trapezoid"
+    stand_ins_2 = mxnet_compat._stand_ins(numpy_2)  # pylint: disable=protected-access
+    assert stand_ins_2["trapz"] == "numpy's trapezoid"
     if hasattr(np, "trapezoid"):
         assert stand_ins["trapz"]([1.0, 2.0, 3.0]) == 4.0
     with pytest.raises(NotImplementedError, match="numpy.npv was removed in numpy 2.0 "
@@ -206,7 +211,8 @@ def test_new_process_distutils_from_setuptools_when_its_pth_was_not_read():
         def find_spec(self, name, path=None, target=None):
             if name.split(".")[0] == "distutils" and "setuptools" not in sys.modules:
                 raise ModuleNotFoundError("No module named %r" % name, name=name)
-    for name in [name for name in sys.modules if name.split(".")[0] in ("distutils", "setuptools")]:
+    for name in [name for name in sys.modules
+                 if name.split(".")[0] in ("distutils", "setuptools")]:
         del sys.modules[name]
     sys.meta_path.insert(0, DistutilsOnlyAfterSetuptools())
     import ddpg

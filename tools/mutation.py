@@ -260,6 +260,16 @@ EQUIVALENT = {
         "transposed), which on the converter's (batch, features) tensors computes what the "
         "flatten=False path (MatMul with the weight transposed) does; the outputs still match "
         "MXNet's"),
+    "ddpg.experiment.onnx_graph.xǁ_Converterǁlayer_norm__mutmut_30": (
+        'return self.emit("LayerNormalization", inputs[:3], name, rank, axis=None,',
+        "an axis of None leaves the attribute out, and ONNX's LayerNormalization defaults to "
+        "axis -1"),
+    "ddpg.experiment.onnx_graph.xǁ_Converterǁunique__mutmut_2": (
+        "candidate, count = name, 1",
+        "the first free suffix becomes _2 instead of _1: tensor names only have to be unique"),
+    "ddpg.experiment.onnx_graph.xǁ_Converterǁunique__mutmut_5": (
+        "count -= 1",
+        "suffixes _-1, _-2, ... instead of _1, _2, ...: tensor names only have to be unique"),
     "ddpg.experiment.onnx_graph.xǁ_Converterǁleaky_relu__mutmut_88": (
         'return self.emit("PRelu", inputs[:3], name, rank)',
         "a LeakyReLU node has at most two inputs (the data and the prelu slopes), so the "
