@@ -678,6 +678,9 @@ def test_the_other_operators_convert_as_mxnet_computes():
         sym.clip(kept, -0.5, 0.25),
         sym.LayerNorm(kept, axis=1, eps=0.01, name="ln_axis_1"),
     ]
+    # each output read again by an operator that checks its input's rank
+    parts += [sym.LayerNorm(part, axis=-1, eps=0.01, name="ln_after_%d" % index)
+              for index, part in enumerate(list(parts))]
     symbol = sym.Group(parts)
     inputs = np.random.RandomState(3).normal(0.0, 1.5, size=(32, 5))
     params = random_params(symbol, inputs.shape, slope=(4,), row=(1, 4))
@@ -690,6 +693,8 @@ def test_the_other_operators_convert_as_mxnet_computes():
     assert set(onnx_graph.OPERATORS) - covered == set()
     model = onnx_graph.symbol_to_onnx(symbol, params, "obs", inputs.shape[1])
     assert model.producer_name == "ddpg"
+    assert [(entry.domain, entry.version) for entry in model.opset_import] == [("", 17)]
+    assert model.ir_version == 8
     # every node named (its output's name), as viewers such as Netron show them
     assert [node.name for node in model.graph.node] == [node.output[0]
                                                         for node in model.graph.node]

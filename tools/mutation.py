@@ -270,6 +270,13 @@ EQUIVALENT = {
     "ddpg.experiment.onnx_graph.xǁ_Converterǁunique__mutmut_5": (
         "count -= 1",
         "suffixes _-1, _-2, ... instead of _1, _2, ...: tensor names only have to be unique"),
+    "ddpg.experiment.onnx_graph.x_symbol_to_onnx__mutmut_141": (
+        "onnx_module.checker.check_model(model, )",
+        "the converter's models pass onnx's full check (with shape inference) and its basic "
+        "one alike, and the check returns nothing: the model is the same either way"),
+    "ddpg.backend.mxnet_compat.x__stand_ins__mutmut_4": (
+        'inf, nan = float("INF"), float("nan")',
+        "float() reads 'INF' as it reads 'inf'"),
     "ddpg.experiment.onnx_graph.xǁ_Converterǁleaky_relu__mutmut_88": (
         'return self.emit("PRelu", inputs[:3], name, rank)',
         "a LeakyReLU node has at most two inputs (the data and the prelu slopes), so the "
