@@ -281,6 +281,14 @@ EQUIVALENT = {
         'return self.emit("PRelu", inputs[:3], name, rank)',
         "a LeakyReLU node has at most two inputs (the data and the prelu slopes), so the "
         "first three are the first two"),
+    "ddpg.experiment.onnx_graph.xǁ_Converterǁclip__mutmut_7": (
+        'low = self.constant(name + "XX_minXX", _number(attrs, "a_min", None))',
+        "the name of the clip's lower bound constant, made unique by unique(); the graph "
+        "computes the same with either spelling"),
+    "ddpg.experiment.onnx_graph.xǁ_Converterǁscalar__mutmut_8": (
+        'scalar = self.constant(name + "XX_scalarXX", float(attrs["scalar"]))',
+        "the name of a scalar operand's constant, made unique by unique(); the graph computes "
+        "the same with either spelling"),
     "ddpg.experiment.onnx_graph.xǁ_Converterǁclip__mutmut_23": (
         'high = self.constant(name + "_MAX", _number(attrs, "a_max", None))',
         "the name of the clip's upper bound constant, made unique by unique(); the graph "
