@@ -118,7 +118,7 @@ class DDPG(BatchInputs):
         # The original never seeded its environment; environment i has seed + i, and the
         # evaluation copy a seed of its own so that its episodes differ from the training ones
         self.eval_env = evaluation.make_eval_env(env, eval_env)
-        seed_env(self.env, self.seed)
+        seed_env(self.env, config.seed)
         seed_env(self.eval_env, config.seed + config.n_envs)
         with flushing_denormals(self.flush_denormals):
             self.init_net()

@@ -1,8 +1,5 @@
 """Small pieces of DDPG's optional behaviour that are not part of the update itself.
 
-- the update schedule: Stable-Baselines3's ``train_freq``/``gradient_steps`` and fractional
-  ``n_updates_per_sample`` (:func:`update_schedule`, defined with the settings' other
-  checks in :mod:`ddpg.config`);
 - the evaluation environment's running statistics (:func:`sync_running_statistics`);
 - hindsight replay's requirements of the environment and the observation normaliser
   (:func:`check_goal_settings`, :func:`observation_normalizer`; its conflicts with other
@@ -10,7 +7,7 @@
 """
 
 from ddpg.checkpoint.env_description import env_name
-from ddpg.config import raise_goal_conflicts, update_schedule  # noqa: F401 (update_schedule)
+from ddpg.config import raise_goal_conflicts
 from ddpg.obs_normalizer import ObservationNormalizer
 
 

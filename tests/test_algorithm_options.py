@@ -6,7 +6,7 @@ algorithm, and that every default is the original's update."""
 import numpy as np
 import pytest
 
-from ddpg.options import update_schedule
+from ddpg.config import update_schedule
 
 from helpers import PointEnv, build_algorithm
 from update_checks import ACT_DIM, BATCH, OBS_DIM, assert_params_close, make_batch, params_of
