@@ -53,8 +53,8 @@ SCRIPTS.update({name: ["-c", "import {0}; {0}.{1}()".format(*target.split(":"))]
 PASS_ON = {"benchmarks/learning.py", "examples/sweep.py", "benchmarks/tune_scaling.py",
            "benchmarks/faults.py", "ddpg-sweep"}
 #: Flags of other programs that the pages show (``ray start``, ``pip``, ``pytest``).
-OTHER_PROGRAMS = ("ray ", "pip ", "python -m pip ", "pytest", "python -m pytest", "python3 -m venv", "tensorboard ",
-                  "python tests/reference_runs.py")
+OTHER_PROGRAMS = ("ray ", "pip ", "python -m pip ", "pytest", "python -m pytest",
+                  "python3 -m venv", "tensorboard ", "python tests/reference_runs.py")
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 SCRIPT = re.compile(r"python3?\s+(?:-m\s+ddpg\.(?:plot|export)"

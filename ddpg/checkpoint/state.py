@@ -14,8 +14,8 @@ through actors (:mod:`ddpg.distributed`) adds their state under ``collector``, o
 The generators, the strategies, the update statistics and the normaliser give their state
 through ``state_dict()`` and take it back through ``check_state_dict``/``load_state_dict``
 (:mod:`ddpg.random_state`, :func:`ddpg.strategies.state_methods`); this module saves what they
-give under the keys above. :func:`capture_training_state` gives that state as a dict; :func:`prepare_training_state`
-checks a saved one against an algorithm without changing anything and returns the function
+give under the keys above. :func:`capture_training_state` gives that state as a dict;
+:func:`prepare_training_state` checks a saved one against an algorithm without changing anything and returns the function
 that assigns it, so that a restore fails before its first change.
 """
 import dataclasses
