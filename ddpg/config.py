@@ -26,8 +26,9 @@ import dataclasses
 import inspect
 
 from ddpg.kinds import (AUTO_SWITCH, AUTO_THREADS, CLOSED_UNIT, CONTEXT, FINITE, HALF_OPEN_UNIT,
-                        HER_STRATEGY, INTEGER, NON_NEGATIVE, NON_NEGATIVE_INT, OPTIMIZER,
-                        POSITIVE, POSITIVE_INT, POSITIVE_NUMBER, SWITCH, UPDATES, VEC_ENV)
+                        HER_STRATEGY, INTEGER, MEMORY_KIND, NON_NEGATIVE, NON_NEGATIVE_INT,
+                        OPTIMIZER, POSITIVE, POSITIVE_INT, POSITIVE_NUMBER, SWITCH, UPDATES,
+                        VEC_ENV)
 
 __all__ = ["DDPGConfig", "TD3Config", "OBJECTS", "SAME_NAME", "CARTPOLE_MAX_PATH_LENGTH",
            "FALLBACK_MAX_PATH_LENGTH", "setting", "check_relations", "check_goal_conflicts",
@@ -224,6 +225,9 @@ class DDPGConfig:
     target_update_interval: int = setting(1, POSITIVE_INT, "the soft target updates run on every "
         "target_update_interval-th update only",
         help="soft target updates on every N-th update only (the HER authors: 40)")
+    replay_memory: object = setting(None, MEMORY_KIND, "the replay memory kind, by its name in "
+        "ddpg.replay.MEMORY_KINDS; None: chosen by her, prioritized_replay and n_step",
+        flag=None, structural=True)
 
     #: The ``--algo`` name of this config's algorithm.
     ALGORITHM = "ddpg"

@@ -26,6 +26,7 @@ from ddpg.backend.fpu import flushing_denormals
 from ddpg.backend.mxnet_log import filters_mxnet_info
 from ddpg.backend.flat import PackedInputs, soft_update
 from ddpg.batch_inputs import BatchInputs
+from ddpg.replay import memory_class
 from ddpg.backend.statistics import UpdateStatistics
 
 
@@ -67,7 +68,7 @@ class DDPG(BatchInputs):
                  loss_log_interval=100, policy_delay=1, n_envs=1, vec_env="sync",
                  n_step=1, prioritized_replay=False, per_alpha=0.6, per_beta=0.4,
                  per_eps=1e-6, her=False, her_strategy="future", her_k=4, obs_norm=False,
-                 action_l2=0.0, target_update_interval=1, logger=None):
+                 action_l2=0.0, target_update_interval=1, replay_memory=None, logger=None):
         # the signature is the example's (literal defaults: tests/test_config.py checks that
         # they are the config's); every argument but the objects is a field of the config
         arguments = locals()
@@ -115,6 +116,9 @@ class DDPG(BatchInputs):
         self.policy_delay, self.n_envs = int(self.policy_delay), int(self.n_envs)
         options.check_goal_settings(self)  # the environment's side (the config: the rest)
         self._train_freq, self._gradient_steps = config.update_schedule()
+        # the replay memory's kind (ValueError for an unregistered replay_memory): whether
+        # its batches carry importance weights decides the Q loss's inputs
+        self._memory_class = memory_class(config)
         # The original never seeded its environment; environment i has seed + i, and the
         # evaluation copy a seed of its own so that its episodes differ from the training ones
         self.eval_env = evaluation.make_eval_env(env, eval_env)
@@ -155,7 +159,7 @@ class DDPG(BatchInputs):
         qval_sym = self.qfunc.get_loss_symbols()["qval"]
         act_sym = self.policy.get_loss_symbols()["act"]
         self.qfunc_input_shapes, self.policy_input_shapes = executors.input_shapes(
-            self.batch_size, obs_dim, act_dim, weighted=self.prioritized_replay)
+            self.batch_size, obs_dim, act_dim, weighted=self._memory_class.weighted)
         qfunc_target_shapes = executors.target_q_shapes(self.qfunc_input_shapes)
 
         # target parameters: not shared with the online networks, initialised the same below

@@ -9,8 +9,8 @@ import numpy as np
 
 __all__ = ["Kind", "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE", "POSITIVE_NUMBER",
            "NON_NEGATIVE", "CLOSED_UNIT", "HALF_OPEN_UNIT", "FINITE", "OPTIMIZER", "SWITCH",
-           "INTEGER", "UPDATES", "CONTEXT", "VEC_ENV", "HER_STRATEGY", "AUTO_SWITCH",
-           "AUTO_THREADS", "updates_per_sample"]
+           "INTEGER", "UPDATES", "CONTEXT", "VEC_ENV", "HER_STRATEGY", "MEMORY_KIND",
+           "AUTO_SWITCH", "AUTO_THREADS", "updates_per_sample"]
 
 
 def updates_per_sample(text):
@@ -87,5 +87,10 @@ AUTO_SWITCH = Kind("True, False or 'auto'", checked_by="ddpg.backend.kernels.cho
 VEC_ENV = Kind("'sync' or 'async'", lambda v: v in ("sync", "async"), str)
 HER_STRATEGY = Kind("'future', 'final' or 'episode'",
                     lambda v: v in ("future", "final", "episode"), str)
+#: A replay memory kind's name (whether it is registered is checked when the memory is made,
+#: by ddpg.replay.registry.memory_class), or None.
+MEMORY_KIND = Kind("a replay memory kind's name or None",
+                   lambda v: v is None or isinstance(v, str), str,
+                   checked_by="ddpg.replay.registry.memory_class")
 AUTO_THREADS = Kind("a positive integer or 'auto'",
                     checked_by="ddpg.backend.kernels.choose_omp_threads")

@@ -36,7 +36,7 @@ import pyprind
 
 from ddpg import checkpoint, faults
 from ddpg.backend import seeding
-from ddpg.replay import annealed_beta, make_memory
+from ddpg.replay import make_memory
 from ddpg.training_envs import TrainingEnvironments
 from ddpg.transition_storage import TransitionStorage
 from ddpg.training_state import STATE_FIELDS, EnvEpisode, TrainingState
@@ -119,8 +119,7 @@ class TrainingLoop(object):
         replay memory, the environments' episodes and their first observations."""
         algo, state = self.algo, self.state
         if self.memory is None:
-            self.memory = make_memory(algo, algo.env.observation_space.flat_dim,
-                                      algo.env.action_space.flat_dim, algo.memory_size)
+            self.memory = self.new_memory()
         if len(state.vector_episodes) != algo.n_envs - 1:
             state.vector_episodes = [EnvEpisode() for _ in range(algo.n_envs - 1)]
         unstarted = [index for index in range(algo.n_envs)
@@ -130,6 +129,15 @@ class TrainingLoop(object):
                 self.episode_of(index).obs = obs
         if self.collector is not None:
             self.collector.start()
+
+    def new_memory(self):
+        """An empty replay memory of the kind the run's settings ask for
+        (:func:`ddpg.replay.make_memory`), wired to this loop: the observation normaliser
+        (``obs_norm``) sees what it stores, and it can read the run's transition count."""
+        normalizer = self.algo.obs_normalizer
+        return make_memory(self.algo.config, self.algo.env,
+                           observe=None if normalizer is None else normalizer.update,
+                           transitions_done=lambda: self.state.total_env_steps)
 
     def run_epoch(self, epoch):
         """``epoch_length`` environment steps with the updates due, then the epoch's row."""
@@ -200,13 +208,9 @@ class TrainingLoop(object):
         TensorBoard."""
         algo, state, memory = self.algo, self.state, self.memory
         for _ in range(times * algo._gradient_steps):
-            if algo.prioritized_replay:  # beta, annealed to 1 at the run's last transition
-                memory.beta = annealed_beta(algo.per_beta, state.total_env_steps,
-                                            algo.n_epochs * algo.epoch_length)
-            batch = memory.get_batch(algo.batch_size)
+            batch = memory.sample(algo.batch_size)
             algo.do_update(state.itr, batch)
-            if algo.prioritized_replay:  # the batch's new priorities: its |TD errors|
-                memory.update_priorities(batch.indices, algo.td_errors())
+            memory.after_update(batch, algo.td_errors() if memory.uses_td_errors else None)
             state.itr += 1
             if log_scalars and state.itr % algo.loss_log_interval == 0:
                 for name, value in algo.update_stats.latest().items():

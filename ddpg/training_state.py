@@ -5,7 +5,9 @@ meaning.
 assigns; a checkpoint saves it whole and a restore replaces it whole
 (:mod:`ddpg.checkpoint.state` reads its fields from here, so a new field is saved and
 restored without a second list of names). The replay memory belongs to the loop too, but is
-saved on its own (:mod:`ddpg.checkpoint.replay_memory`): it is data, not a counter.
+saved on its own (:mod:`ddpg.checkpoint.replay_memory`): it is data, not a counter, and it
+holds what it keeps of the episodes in progress (n-step sums, hindsight replay's pending
+steps) itself.
 """
 import dataclasses
 from typing import List, Optional
@@ -28,8 +30,6 @@ class EnvEpisode:
     path_length: int = 0
     #: The episode's return so far (unscaled rewards).
     path_return: float = 0
-    #: n-step returns: the sums still open, ``(s, a, R so far, k so far)`` (ddpg.replay.nstep).
-    nstep_chain: List[tuple] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -54,9 +54,6 @@ class TrainingState:
     path_length: int = 0
     #: The training episode's return so far (unscaled rewards).
     path_return: float = 0
-    #: n-step returns: the training episode's sums still open, ``(s, a, R so far, k so far)``
-    #: (:mod:`ddpg.replay.nstep`).
-    nstep_chain: List[tuple] = dataclasses.field(default_factory=list)
     #: Training episodes started before the current one(s), over every environment.
     episode: int = 0
     #: Transitions skipped for a NaN or infinite value (``skip_nonfinite``), over the run.

@@ -118,7 +118,7 @@ def test_checkpoint_folder_contents(tmp_path):
             assert np.array_equal(loaded[name].asnumpy(), array.asnumpy())
     with open(os.path.join(path, "manifest.json")) as handle:
         manifest = json.load(handle)
-    assert manifest["format"] == "ddpg-checkpoint" and manifest["format_version"] == 2
+    assert manifest["format"] == "ddpg-checkpoint" and manifest["format_version"] == 3
     assert manifest["library_version"] == __import__("ddpg").__version__
     assert manifest["spaces"]["obs_dim"] == 4 and manifest["spaces"]["act_dim"] == 1
     assert ["qfunc_fc1_weight", [16, 4]] in manifest["parameters"]["qfunc"]
@@ -371,8 +371,8 @@ def _truncate(path):
 
 
 @pytest.mark.parametrize("damage,message", [
-    (lambda p: edit_manifest(p, lambda m: m.update(format_version=3)),
-     r"format version 3, newer than this library's 2"),
+    (lambda p: edit_manifest(p, lambda m: m.update(format_version=4)),
+     r"format version 4, newer than this library's 3"),
     (lambda p: _flip_byte(os.path.join(p, "qfunc.params"), 200),
      r"qfunc.params is corrupted: its SHA-256"),
     (lambda p: _truncate(os.path.join(p, "replay_memory.npz")),

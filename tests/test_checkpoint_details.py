@@ -123,7 +123,7 @@ def test_a_version_2_checkpoint_of_an_earlier_build_restores_exactly(v2_copy, tm
     added = {"n_envs": 1, "vec_env": "sync", "n_step": 1, "prioritized_replay": False,
              "per_alpha": 0.6, "per_beta": 0.4, "per_eps": 1e-6, "her": False,
              "her_strategy": "future", "her_k": 4, "obs_norm": False, "action_l2": 0.0,
-             "target_update_interval": 1}
+             "target_update_interval": 1, "replay_memory": None}
     assert after.manifest["hyperparameters"] == dict(before.manifest["hyperparameters"],
                                                      **added)
 

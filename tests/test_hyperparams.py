@@ -33,6 +33,7 @@ BAD = {
     "a positive number or None": -1.0,
     "'sync' or 'async'": "threads",
     "'future', 'final' or 'episode'": "past",
+    "a replay memory kind's name or None": 3,
 }
 #: The kinds that take no bool for a number (the learning rates and the [0, 1] ranges take
 #: True as 1, as they always have).

@@ -87,7 +87,7 @@ def test_the_stored_transitions_are_the_numpy_n_step_sums_of_the_episodes(n_step
     expected = numpy_n_step(obss, acts, rwds, ends, nxts, n_step, DISCOUNT)
     ours = stream_of(n_steps)
     # the last episode's open sums (its last steps) are not stored yet
-    open_sums = len(n_steps.loop.state.nstep_chain)
+    open_sums = len(n_steps.memory.chains[0])
     assert open_sums < n_step
     assert_same_transitions(ours, expected[:len(expected) - open_sums]
                             if open_sums else expected)
@@ -105,9 +105,8 @@ def test_several_environments_never_mix_their_sums():
     for env in range(n_envs):  # every step stores each environment's transition in turn
         expected += numpy_n_step(obss[env::n_envs], acts[env::n_envs], rwds[env::n_envs],
                                  ends[env::n_envs], nxts[env::n_envs], n_step, DISCOUNT)
-    episodes = [n_steps.loop.state] + n_steps.loop.state.vector_episodes
-    open_sums = {tuple(np.float32(item[0])) for episode in episodes
-                 for item in episode.nstep_chain}
+    open_sums = {tuple(np.float32(item[0])) for chain in n_steps.memory.chains
+                 for item in chain}
     assert_same_transitions(stream_of(n_steps), [row for row in expected
                                                  if tuple(row[0]) not in open_sums])
 
@@ -150,7 +149,7 @@ def test_a_skipped_non_finite_step_ends_the_sums_before_it():
     np.testing.assert_allclose(rwds, [1 + g * 2 + g * g * 3, 2 + g * 3, 3,
                                       5 + g * 6 + g * g * 7, 6 + g * 7 + g * g * 8], rtol=1e-6)
     assert not ends.any()
-    assert [item[0][0] for item in algo.loop.state.nstep_chain] == [6, 7]
+    assert [item[0][0] for item in algo.memory.chains[0]] == [6, 7]
 
 
 class TerminatingCountingEnv(CountingEnv):
@@ -189,7 +188,7 @@ def test_a_terminal_state_inside_the_window_ends_the_sums_worked_by_hand():
     assert ends.tolist() == [0, 1, 1, 1] * 2
     assert nxts[:, 0].tolist() == [3, 4, 4, 4] * 2
     assert horizons.tolist() == [3, 3, 2, 1] * 2
-    assert algo.loop.state.nstep_chain == []  # the terminal closed every sum
+    assert algo.memory.chains[0] == []  # the terminal closed every sum
     # the target's bootstrap discount (1 - end) * gamma ** k, as the update is given it
     host = {"obs": np.zeros((8, 1), np.float32), "nxt": np.zeros((8, 1), np.float32),
             "rwd": np.zeros((8, 1), np.float32),
@@ -227,7 +226,7 @@ def test_a_run_resumes_exactly_with_open_sums_in_its_checkpoint(tmp_path):
     whole.train()
     first = exploring_algo(3, **dict(options, n_epochs=1))
     first.train()
-    assert first.loop.state.nstep_chain  # saved mid-episode, with sums open
+    assert first.memory.chains[0]  # saved mid-episode, with sums open
     first.save(str(tmp_path / "ckpt"))
     resumed = exploring_algo(3, **dict(options, n_epochs=2))
     resumed.restore(str(tmp_path / "ckpt"))

@@ -35,7 +35,7 @@ def test_the_state_declares_every_field_with_its_meaning():
     for name in STATE_FIELDS:
         assert "#: " in source.split("    %s:" % name)[0].rsplit("\n", 2)[-2], name
     assert STATE_FIELDS == ("epoch", "itr", "total_env_steps", "train_time", "obs", "end",
-                            "path_length", "path_return", "nstep_chain", "episode",
+                            "path_length", "path_return", "episode",
                             "n_skipped_nonfinite",
                             "strategy_path_returns", "strategy_path_successes",
                             "vector_episodes")
@@ -100,10 +100,9 @@ def test_a_checkpoint_holds_every_field_and_restores_them(tmp_path):
     path = str(tmp_path / "ckpt")
     algo.save(path)
     counters = CheckpointReader(path).training_state()["counters"]
-    # with one environment, 1-step targets and no successes, the fields of a checkpoint made
-    # before there could be several environments, n-step sums or goal tasks
-    assert set(counters) == set(STATE_FIELDS) - {"vector_episodes", "nstep_chain",
-                                                 "strategy_path_successes"}
+    # with one environment and no successes, the fields of a checkpoint made before there
+    # could be several environments or goal tasks
+    assert set(counters) == set(STATE_FIELDS) - {"vector_episodes", "strategy_path_successes"}
     again = small_algo()
     again.restore(path)
     for name in STATE_FIELDS:

@@ -350,7 +350,7 @@ def test_n_step_sums_are_built_from_each_environment_s_own_steps():
     # the sums still open: each environment's last step of its current episode
     open_sums = {4: [(1, 42.0)], 5: [(0, 51.0)], 6: [(1, 62.0)]}
     for index, tag in enumerate((4, 5, 6)):
-        chain = algo.loop.episode_of(index).nstep_chain
+        chain = algo.memory.chains[index]
         assert [(list(item[0]), item[2], item[3]) for item in chain] == [
             ([tag, t], total, 1) for t, total in open_sums[tag]]
 

@@ -7,7 +7,9 @@ described in the package docstring (:mod:`ddpg.checkpoint`) and in docs/checkpoi
 """
 
 FORMAT = "ddpg-checkpoint"
-FORMAT_VERSION = 2
+#: 3: the replay memory holds the open n-step sums (version 2: the training state did;
+#: :mod:`ddpg.checkpoint.upgrade` reads them)
+FORMAT_VERSION = 3
 #: The format whose training and optimiser states are pickles: read only when trusted.
 PICKLED_FORMAT_VERSION = 1
 

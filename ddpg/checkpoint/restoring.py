@@ -18,6 +18,7 @@ from ddpg.checkpoint.networks import (layout_difference, network_params, network
                                       optimised_of)
 from ddpg.checkpoint.reader import CheckpointReader
 from ddpg.checkpoint.replay_memory import build_memory
+from ddpg.checkpoint.upgrade import move_open_sums
 from ddpg.checkpoint.state import prepare_training_state
 from ddpg.errors import CheckpointError
 
@@ -78,8 +79,10 @@ def _read_and_check(algo, reader, log):
     states = OrderedDict()
     for network in optimised_of(algo):
         states[network] = _prepare_updater_state(algo, network, reader)
-    memory = build_memory(algo, reader.memory_arrays(), reader.path)
     training_state = reader.training_state()
+    memory_arrays = move_open_sums(reader.memory_arrays(), training_state,
+                                   algo.loop.new_memory(), reader.path)
+    memory = build_memory(algo, memory_arrays, reader.path)
     apply_state = prepare_training_state(algo, training_state, reader.path, log)
     return params, states, memory, apply_state
 

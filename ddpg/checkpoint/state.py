@@ -68,20 +68,13 @@ def capture_training_state(algo):
         "eval_env": env_state.capture_env_state(algo.eval_env),
         "update_stats": _capture_update_stats(algo),
     }
-    # one environment, 1-step targets: the keys of a checkpoint made before there could be
-    # several environments or n-step sums
+    # one environment: the keys of a checkpoint made before there could be several
     del counters["vector_episodes"]
-    one_step = algo.n_step == 1
-    if one_step:
-        del counters["nstep_chain"]
     if not counters["strategy_path_successes"]:  # as before environments reported successes
         del counters["strategy_path_successes"]
     if algo.n_envs > 1:
         counters["vector_episodes"] = [dataclasses.asdict(episode)
                                        for episode in algo.loop.state.vector_episodes]
-        for episode in counters["vector_episodes"]:
-            if one_step:
-                del episode["nstep_chain"]
         state.update(vector_envs=env_states[1:],
                      vector_strategies=[_capture_strategy(strategy)
                                         for strategy in algo.loop.envs.strategies[1:]],
@@ -239,8 +232,7 @@ def prepare_training_state(algo, state, path, log):
     _check_generators(state, path)
     episodes = [dict(counters)] + list(counters.get("vector_episodes", []))
     for episode in episodes:
-        for obs in [episode.get("obs")] + [item[0] for item in episode.get("nstep_chain", [])]:
-            _check_observation(algo, obs, path)
+        _check_observation(algo, episode.get("obs"), path)
     apply_environments = _prepare_environments(algo, state, path)
     saved_strategies = [state["strategy"]] + list(state.get("vector_strategies", []))
     apply_strategies = [_prepare_strategy(strategy, saved, path) for strategy, saved

@@ -23,10 +23,13 @@ import copy
 import os
 import random
 import time
+import types
 
 import numpy as np
 
 from ddpg.checkpoint.state import capture_training_state, prepare_training_state
+from ddpg.checkpoint.upgrade import move_open_sums
+from ddpg.errors import CheckpointError
 from ddpg.logger import Logger
 from ddpg.training import TrainingLoop, with_state_views
 
@@ -132,6 +135,11 @@ class ActorRun(object):
         #: open when it began and the ones it completes (at most n_step - 1 an environment)
         self.chunk = spec["chunk"]
         self.memory_size = self.chunk + (self.n_step - 1) * self.n_envs
+        #: what the loop builds the chunk's memory from (:func:`ddpg.replay.make_memory`):
+        #: n-step sums when the learner's run has them, never priorities or hindsight goals
+        self.config = types.SimpleNamespace(
+            replay_memory="nstep", n_step=self.n_step, discount=self.discount,
+            n_envs=self.n_envs, memory_size=self.memory_size)
         self._action_low = np.reshape(self.env.action_space.low, -1).astype(np.float64)
         self._action_high = np.reshape(self.env.action_space.high, -1).astype(np.float64)
         self.policy = PolicyCopy(spec["policy_symbol"], spec["param_shapes"])
@@ -211,20 +219,27 @@ class ExperienceActor(object):
         # the same checkpoint (set_state keeps the process's own)
         loop_state["np_random"] = np.random.RandomState(self.run.seed % (1 << 32)).get_state()
         loop_state["python_random"] = random.Random(self.run.seed).getstate()
-        return {"loop": loop_state,
+        return {"loop": loop_state, "memory": self.run.loop.memory.state_dict(),
                 "generator": self.run.env_generator.get_state(),
                 "weights": self.run.policy.params.data.asnumpy(), "version": self.version}
 
     def set_state(self, state):
         """Continue from :meth:`get_state`'s ``state`` (checked before anything changes)."""
         self.run.loop.start()
-        apply = prepare_training_state(self.run, state["loop"], "of actor %d" % self.index,
-                                       self.run.logger.log)
+        where = "of actor %d" % self.index
+        memory = self.run.loop.new_memory()  # its open n-step sums (older states: the loop's)
+        arrays = move_open_sums(state.get("memory"), state["loop"], memory, where)
+        if arrays is not None:
+            try:
+                memory.load_state_dict(arrays)
+            except (ValueError, TypeError, KeyError, IndexError) as error:
+                raise CheckpointError("the replay memory %s %s" % (where, error))
+        apply = prepare_training_state(self.run, state["loop"], where, self.run.logger.log)
         self.run.env_generator.set_state(state["generator"])  # checked: may raise ValueError
         # the loop's state sets the process's global generators, which an actor does not use
         global_states = np.random.get_state(), random.getstate()
         try:
-            apply(self.run.loop.memory)
+            apply(memory)
         finally:
             np.random.set_state(global_states[0])
             random.setstate(global_states[1])

@@ -27,13 +27,17 @@ transitions, not the pending ones.
 """
 import numpy as np
 
-from ddpg.replay.nstep import TransitionBatch
-from ddpg.replay_mem import ReplayMem
+from ddpg.replay.batch import TransitionBatch, bootstrap_discounts
+from ddpg.replay.uniform import ReplayMem, check_arrays
 
-__all__ = ["HER_STRATEGIES", "HindsightReplayMem", "relabel_probability"]
+__all__ = ["HER_STRATEGIES", "HER_PENDING", "HindsightReplayMem", "relabel_probability"]
 
 #: The goal-selection strategies of the HER paper this memory implements.
 HER_STRATEGIES = ("future", "final", "episode")
+#: A saved memory's pending steps, one array per part of a step (``HER_PENDING[i]`` is part
+#: ``i`` of ``memory.pending[env][t]``), beside ``pending_envs``: whose step each is.
+HER_PENDING = ("pending_obss", "pending_acts", "pending_rwds", "pending_ends", "pending_nxts",
+               "pending_achieved")
 
 
 def relabel_probability(her_k):
@@ -48,12 +52,16 @@ class HindsightReplayMem(ReplayMem):
     ``layout`` is the environment's :class:`ddpg.envs.goals.GoalLayout` (where the desired
     goal sits in a flat observation), ``compute_reward`` the environment's vectorised reward,
     ``strategy`` one of :data:`HER_STRATEGIES` and ``her_k`` the relabelled-to-real ratio.
-    ``n_envs`` pending episodes are kept, one per environment.
+    ``n_envs`` pending episodes are kept, one per environment. ``observe`` (the observation
+    normaliser's ``update``) sees a stored episode's observations under relabelled goals, as
+    its batches will carry them.
     """
 
     def __init__(self, obs_dim, act_dim, memory_size, layout, compute_reward,
-                 strategy="future", her_k=4, n_envs=1, scale_reward=1.0):
-        super(HindsightReplayMem, self).__init__(obs_dim, act_dim, memory_size)
+                 strategy="future", her_k=4, n_envs=1, scale_reward=1.0, discount=0.99,
+                 observe=None):
+        super(HindsightReplayMem, self).__init__(obs_dim, act_dim, memory_size,
+                                                 discount=discount, observe=observe)
         if strategy not in HER_STRATEGIES:
             raise ValueError("her_strategy must be one of %s, got %r"
                              % (", ".join(HER_STRATEGIES), strategy))
@@ -72,7 +80,23 @@ class HindsightReplayMem(ReplayMem):
         #: each environment's episode so far: a list of (obs, act, rwd, end, nxt, achieved)
         self.pending = [[] for _ in range(n_envs)]
 
+    @classmethod
+    def build(cls, settings, env, observe=None, transitions_done=None):
+        return cls(env.observation_space.flat_dim, env.action_space.flat_dim,
+                   settings.memory_size, env.goal_layout, env.compute_reward,
+                   strategy=settings.her_strategy, her_k=settings.her_k, n_envs=settings.n_envs,
+                   scale_reward=settings.scale_reward, discount=settings.discount,
+                   observe=observe)
+
     # -- storing --------------------------------------------------------------------------
+
+    def add(self, transition, env_index=0):
+        """The step joins environment ``env_index``'s pending episode (its achieved goal
+        is ``transition.achieved``)."""
+        if transition.achieved is None:
+            raise ValueError("hindsight replay needs the goal each step achieved "
+                             "(info['achieved_goal'] of a goal environment)")
+        self.add_step(env_index, *transition)
 
     def add_step(self, env_index, obs, act, rwd, end, nxt, achieved):
         """Add a step to environment ``env_index``'s pending episode."""
@@ -82,9 +106,17 @@ class HindsightReplayMem(ReplayMem):
                                         np.asarray(nxt, dtype=np.float32).reshape(-1),
                                         np.asarray(achieved, dtype=np.float32).reshape(-1)))
 
-    def end_episode(self, env_index):
+    def end_episode(self, env_index=0):
         """Store environment ``env_index``'s pending episode whole; returns its slots (an
-        empty array when it had no steps)."""
+        empty array when it had no steps). ``observe`` sees its observations under the goals
+        its batches will carry (relabelled as when sampled: this draws from numpy's global
+        generator, only when there is an ``observe``)."""
+        slots = self._store_episode(env_index)
+        if self.observe is not None and len(slots):
+            self.observe(self.relabelled_observations(slots))
+        return slots
+
+    def _store_episode(self, env_index):
         steps, self.pending[env_index] = self.pending[env_index], []
         length = len(steps)
         if length == 0:
@@ -167,3 +199,59 @@ class HindsightReplayMem(ReplayMem):
         slots = np.random.randint(0, self.size, size=batch_size)
         obss, rwds, nxts = self.relabel(slots)
         return TransitionBatch(obss, self.acts[slots], rwds, self.ends[slots], nxts)
+
+    def sample(self, batch_size):
+        """:meth:`get_batch`'s relabelled batch with its bootstrap discounts."""
+        batch = self.get_batch(batch_size)
+        batch.discounts = bootstrap_discounts(batch[3], self.discount)
+        return batch
+
+    # -- state ----------------------------------------------------------------------------
+
+    def state_dict(self):
+        """:meth:`ReplayMem.state_dict` with each slot's ``achieved`` goal, step ``offsets``
+        and episode ``lengths``, and the unfinished episodes' steps (:data:`HER_PENDING`,
+        with ``pending_envs``: whose step each is)."""
+        size = self.size
+        arrays = super(HindsightReplayMem, self).state_dict()
+        arrays.update(achieved=self.achieved[:size], offsets=self.offsets[:size],
+                      lengths=self.lengths[:size])
+        steps = [(index, step) for index, episode in enumerate(self.pending) for step in episode]
+        arrays["pending_envs"] = np.array([index for index, _ in steps], dtype=np.int64)
+        for part, (key, dim) in enumerate(zip(HER_PENDING, self._pending_dims())):
+            values = np.array([step[part] for _, step in steps], dtype=np.float32)
+            arrays[key] = values.reshape((len(steps),) if dim is None else (len(steps), dim))
+        return arrays
+
+    def _pending_dims(self):
+        """The size of each part of a pending step (None: a number)."""
+        return (self.obs_dim, self.act_dim, None, None, self.obs_dim, self.goal_dim)
+
+    def _expected_arrays(self, size):
+        expected = super(HindsightReplayMem, self)._expected_arrays(size)
+        expected.update(achieved=(size, self.goal_dim), offsets=(size,), lengths=(size,))
+        return expected
+
+    def _check_state(self, arrays):
+        super(HindsightReplayMem, self)._check_state(arrays)
+        n_pending = len(arrays["pending_envs"]) if "pending_envs" in arrays else -1
+        expected = {"pending_envs": (n_pending,)}
+        for key, dim in zip(HER_PENDING, self._pending_dims()):
+            expected[key] = (n_pending,) if dim is None else (n_pending, dim)
+        check_arrays(arrays, expected)
+        envs = np.asarray(arrays["pending_envs"])
+        if envs.size and (envs.min() < 0 or envs.max() >= len(self.pending)):
+            raise ValueError("has unfinished episodes of %d environments; this run has %d"
+                             % (envs.max() + 1, len(self.pending)))
+
+    def _load_state(self, arrays):
+        super(HindsightReplayMem, self)._load_state(arrays)
+        size = self.size
+        self.achieved[:size] = arrays["achieved"]
+        self.offsets[:size] = arrays["offsets"]
+        self.lengths[:size] = arrays["lengths"]
+        self.pending = [[] for _ in self.pending]
+        for row, index in enumerate(np.asarray(arrays["pending_envs"])):
+            self.pending[int(index)].append(tuple(
+                arrays[key][row] if np.ndim(arrays[key]) > 1 else float(arrays[key][row])
+                for key in HER_PENDING))

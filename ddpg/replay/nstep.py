@@ -12,39 +12,49 @@ transitions apply to all of the episode's last transitions alike), and a transit
 does not store (a skipped non-finite one, or one the example drops at ``max_path_length``)
 ends the sums before it, which bootstrap from the observation it started from.
 
-The sums are built as transitions arrive, per environment: each environment's episode keeps
-its *chain*, the tuples ``(s_t, a_t, R so far, k so far)`` of its last ``n - 1`` steps, as
-part of the training state (so a checkpoint saves it and a resumed run continues exactly).
+The sums are built as transitions arrive, per environment, inside :class:`NStepReplayMem`:
+each environment's episode keeps its *chain*, the tuples ``(s_t, a_t, R so far, k so far)`` of
+its last ``n - 1`` steps, in the memory's state (so a checkpoint saves it with the memory and a
+resumed run continues exactly).
 Environments never mix, with several environments or actors, because each has its own chain.
 Rewards are summed in float64 and stored as float32, as 1-step rewards are.
 """
 import numpy as np
 
-from ddpg.replay_mem import ReplayMem
+from ddpg.replay.batch import TransitionBatch, bootstrap_discounts
+from ddpg.replay.uniform import ReplayMem, check_arrays
 
 __all__ = ["TransitionBatch", "NStepReplayMem", "extend_chain", "take_complete",
            "close_chain"]
 
 
-class TransitionBatch(tuple):
-    """A sampled batch: the example's 5-tuple ``(obss, acts, rwds, ends, nxts)``, which
-    unpacks as before, with the ``horizons`` (k of each transition) of an n-step memory and
-    the importance ``weights`` and slots (``indices``) of a prioritised one."""
-
-    def __new__(cls, obss, acts, rwds, ends, nxts, horizons=None, weights=None,
-                indices=None):
-        batch = super(TransitionBatch, cls).__new__(cls, (obss, acts, rwds, ends, nxts))
-        batch.horizons, batch.weights, batch.indices = horizons, weights, indices
-        return batch
-
-
 class NStepReplayMem(ReplayMem):
-    """A :class:`ReplayMem` that also stores each transition's horizon ``k`` (float32, the
-    power of the discount its target bootstraps with) and samples it with the batch."""
+    """A :class:`ReplayMem` of n-step transitions: it builds the sums from the steps
+    :meth:`add` gets (each environment's chain, see the module docstring), stores each
+    transition's horizon ``k`` (float32, the power of the discount its target bootstraps
+    with) and samples it with the batch.
 
-    def __init__(self, obs_dim, act_dim, memory_size):
-        super(NStepReplayMem, self).__init__(obs_dim, act_dim, memory_size)
+    n_step: the rewards a sum holds before it bootstraps (1: the example's transitions).
+    n_envs: the environments whose steps arrive (one chain each).
+    """
+
+    def __init__(self, obs_dim, act_dim, memory_size, n_step=1, discount=0.99, n_envs=1,
+                 observe=None):
+        super(NStepReplayMem, self).__init__(obs_dim, act_dim, memory_size,
+                                             discount=discount, observe=observe)
         self.horizons = np.ones((self.memory_size,), dtype=np.float32)
+        self.n_step = int(n_step)
+        #: each environment's open sums, ``(s, a, R so far, k so far)``, oldest first
+        self.chains = [[] for _ in range(n_envs)]
+        #: each environment's last stored next observation: where its open sums bootstrap
+        #: from if its episode stops before they complete (None before any)
+        self.bootstraps = [None] * n_envs
+
+    @classmethod
+    def build(cls, settings, env, observe=None, transitions_done=None):
+        return cls(env.observation_space.flat_dim, env.action_space.flat_dim,
+                   settings.memory_size, n_step=settings.n_step, discount=settings.discount,
+                   n_envs=settings.n_envs, observe=observe)
 
     def add_sample(self, obs, act, rwd, end, nxt, horizon=1):
         self.horizons[self.top] = horizon
@@ -57,6 +67,115 @@ class NStepReplayMem(ReplayMem):
         indices = np.random.randint(0, self.size, size=batch_size)
         return TransitionBatch(self.obss[indices], self.acts[indices], self.rwds[indices],
                                self.ends[indices], self.nxts[indices], self.horizons[indices])
+
+    def sample(self, batch_size):
+        """:meth:`get_batch`'s batch with its bootstrap discounts ``(1 - end) g^k``."""
+        return self._with_discounts(self.get_batch(batch_size))
+
+    def _with_discounts(self, batch):
+        batch.discounts = bootstrap_discounts(batch[3], self.discount, batch.horizons)
+        return batch
+
+    # -- the sums ----------------------------------------------------------------------------
+
+    def add(self, transition, env_index=0):
+        """The step joins environment ``env_index``'s sums; the sums it completes (all of
+        them at a terminal state) are stored."""
+        obs, act, rwd, end, nxt = transition[:5]
+        if self.n_step == 1:
+            self._store(obs, act, rwd, end, nxt, 1)
+            return
+        chain = extend_chain(self.chains[env_index], obs, act, rwd, self.discount)
+        self.bootstraps[env_index] = nxt
+        if end:
+            transitions, chain = close_chain(chain, True, nxt), []
+        else:
+            transitions, chain = take_complete(chain, self.n_step, nxt)
+        self.chains[env_index] = chain
+        for item in transitions:
+            self._store(*item)
+
+    def end_episode(self, env_index=0):
+        """Environment ``env_index``'s open sums end, bootstrapping from its last stored
+        next observation."""
+        chain, self.chains[env_index] = self.chains[env_index], []
+        for item in close_chain(chain, False, self.bootstraps[env_index]):
+            self._store(*item)
+
+    def _store(self, obs, act, rwd, end, nxt, horizon=1):
+        if self.observe is not None:
+            self.observe(obs)
+        self.add_sample(obs, act, rwd, end, nxt, horizon)
+
+    # -- state -------------------------------------------------------------------------------
+
+    def state_dict(self):
+        """:meth:`ReplayMem.state_dict` with the ``horizons`` and, with ``n_step > 1``, the
+        open sums (:meth:`open_sums_state`)."""
+        arrays = super(NStepReplayMem, self).state_dict()
+        arrays["horizons"] = self.horizons[:self.size]
+        if self.n_step > 1:
+            arrays.update(self.open_sums_state(self.chains, self.bootstraps, self.obs_dim,
+                                               self.act_dim))
+        return arrays
+
+    @staticmethod
+    def open_sums_state(chains, bootstraps, obs_dim, act_dim):
+        """Every environment's open sums as arrays (float64, so that a restored sum
+        continues exactly): ``chain_envs`` (whose each item is), ``chain_obss``,
+        ``chain_acts``, ``chain_totals``, ``chain_horizons``, and ``chain_bootstraps``, each
+        environment's last stored next observation (zeros where there is none)."""
+        items = [(index, item) for index, chain in enumerate(chains) for item in chain]
+        bootstrap_rows = np.zeros((len(chains), obs_dim), dtype=np.float64)
+        for index, nxt in enumerate(bootstraps):
+            if nxt is not None:
+                bootstrap_rows[index] = np.reshape(nxt, obs_dim)
+        return {
+            "chain_envs": np.array([index for index, _ in items], dtype=np.int64),
+            "chain_obss": np.array([np.reshape(item[0], obs_dim) for _, item in items],
+                                   dtype=np.float64).reshape(len(items), obs_dim),
+            "chain_acts": np.array([np.reshape(item[1], act_dim) for _, item in items],
+                                   dtype=np.float64).reshape(len(items), act_dim),
+            "chain_totals": np.array([item[2] for _, item in items], dtype=np.float64),
+            "chain_horizons": np.array([item[3] for _, item in items], dtype=np.int64),
+            "chain_bootstraps": bootstrap_rows}
+
+    def _expected_arrays(self, size):
+        expected = super(NStepReplayMem, self)._expected_arrays(size)
+        expected["horizons"] = (size,)
+        return expected
+
+    def _check_state(self, arrays):
+        super(NStepReplayMem, self)._check_state(arrays)
+        if self.n_step == 1:
+            return
+        items = np.shape(arrays.get("chain_envs", np.zeros((0, 0))))
+        check_arrays(arrays, {"chain_envs": items, "chain_obss": items + (self.obs_dim,),
+                              "chain_acts": items + (self.act_dim,), "chain_totals": items,
+                              "chain_horizons": items,
+                              "chain_bootstraps": (len(self.chains), self.obs_dim)})
+        envs, horizons = np.asarray(arrays["chain_envs"]), np.asarray(arrays["chain_horizons"])
+        if envs.size and (envs.min() < 0 or envs.max() >= len(self.chains)):
+            raise ValueError("has open n-step sums of %d environments; this run has %d"
+                             % (envs.max() + 1, len(self.chains)))
+        if horizons.size and (horizons.min() < 1 or horizons.max() >= self.n_step):
+            raise ValueError("has open n-step sums of %d to %d rewards; n_step is %d"
+                             % (horizons.min(), horizons.max(), self.n_step))
+
+    def _load_state(self, arrays):
+        super(NStepReplayMem, self)._load_state(arrays)
+        self.horizons[:self.size] = arrays["horizons"]
+        if self.n_step == 1:
+            return
+        chains = [[] for _ in self.chains]
+        for row, index in enumerate(np.asarray(arrays["chain_envs"])):
+            chains[int(index)].append((np.array(arrays["chain_obss"][row]),
+                                       np.array(arrays["chain_acts"][row]),
+                                       float(arrays["chain_totals"][row]),
+                                       int(arrays["chain_horizons"][row])))
+        self.chains = chains
+        self.bootstraps = [np.array(arrays["chain_bootstraps"][index]) if chain else None
+                           for index, chain in enumerate(chains)]
 
 
 def extend_chain(chain, obs, act, rwd, discount):
