@@ -41,6 +41,7 @@ SCRIPTS = {
     "benchmarks/collection.py": ["benchmarks/collection.py"],
     "benchmarks/replay_sampling.py": ["benchmarks/replay_sampling.py"],
     "benchmarks/rendering.py": ["benchmarks/rendering.py"],
+    "benchmarks/compare_revisions.py": ["benchmarks/compare_revisions.py"],
     "tools/mutation.py": ["tools/mutation.py"],
     "ddpg.experiment.plot": ["-m", "ddpg.plot"],
     "ddpg.experiment.export": ["-m", "ddpg.export"],
@@ -61,7 +62,7 @@ SCRIPT = re.compile(r"python3?\s+(?:-m\s+ddpg\.(?:plot|export)"
                     r"|(?:examples|benchmarks|docs|tools)/\w+\.py)"
                     r"|(?<![\w/])(?:examples/|benchmarks/|tools/)?(?:run_ddpg|evaluate|sweep|"
                     r"learning|throughput|jax_ddpg|gluon_ddpg|faults|mutation|soak|tune_scaling|"
-                    r"sb3_pendulum)\.py"
+                    r"sb3_pendulum|compare_revisions)\.py"
                     r"|(?<![\w/-])(?:%s)(?![\w-])" % "|".join(name for name, _, _ in COMMANDS))
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
