@@ -57,12 +57,10 @@ def timed_steps(algo, steps):
     """Seconds for ``steps`` transitions of the training loop (episodes, acting, storing,
     the updates due), measured over whole steps of every environment."""
     loop = algo.loop
-    action_shape = tuple(algo.env.action_space.shape)
-    act_dim = algo.env.action_space.flat_dim
     loop.start()
     start = time.perf_counter()
     for _ in range(steps // algo.n_envs):
-        loop.collect_step(action_shape, act_dim, False)
+        loop.collect_turn(False)
     if loop.memory.size >= algo.memory_start_size:
         algo.update_stats.averages()  # wait for the device
     return time.perf_counter() - start
@@ -82,7 +80,7 @@ def timed_chunks(algo, steps):
     loop.start()
     start = time.perf_counter()
     for _ in range(steps // collector.chunk):
-        collector.collect_step(loop, False)
+        loop.collect_turn(False)
     if loop.memory.size >= algo.memory_start_size:
         algo.update_stats.averages()  # wait for the device
     return time.perf_counter() - start

@@ -22,10 +22,15 @@ step count (``epoch_length``, ``start_steps``, ``memory_start_size``, ``train_fr
 transitions, so ``gradient_steps`` updates per ``train_freq`` transitions keep the
 update-to-data ratio of a one-environment run.
 
-So a new collector or replay memory changes this module, not the algorithm. Reading
-:meth:`TrainingLoop.train` top to bottom follows a run: an epoch is ``epoch_length / n_envs``
-calls of :meth:`TrainingLoop.collect_step` (a step of every environment, then the updates
-due); then the divergence check, the evaluation and the epoch's row; then the checkpoint.
+The loop talks to the replay memory through its interface only (``add``, ``end_episode``,
+``sample``, ``after_update``: :mod:`ddpg.replay`), and to whoever collects the steps through
+the collector interface (:mod:`ddpg.collection`): its own environments
+(:class:`~ddpg.collection.LocalCollector`) or Ray actors. The counters and the one update
+schedule (:meth:`TrainingLoop.run_due_updates`) are the loop's, whoever collects. Reading
+:meth:`TrainingLoop.train` top to bottom follows a run: an epoch is the collector's
+``steps_per_epoch()`` turns (``epoch_length / n_envs`` steps of every environment, or a chunk
+of each actor), each followed by the updates due; then the divergence check, the evaluation
+and the epoch's row; then the checkpoint.
 """
 import dataclasses
 import sys
@@ -36,6 +41,7 @@ import pyprind
 
 from ddpg import checkpoint, faults
 from ddpg.backend import seeding
+from ddpg.collection import LocalCollector, recorded_steps
 from ddpg.replay import make_memory
 from ddpg.training_envs import TrainingEnvironments
 from ddpg.transition_storage import TransitionStorage
@@ -52,20 +58,23 @@ class TrainingLoop(object):
     back.
     """
 
-    def __init__(self, algo):
+    def __init__(self, algo, memory_factory=None):
         self.algo = algo
         self.state = TrainingState()
         self.memory = None
+        #: makes the replay memory (:meth:`new_memory`): by default the kind the run's
+        #: settings ask for; ``memory_factory(observe, transitions_done)`` when given (an
+        #: experience actor's loop records its steps for the learner's memory)
+        self._memory_factory = memory_factory
         # n_skipped_nonfinite when the epoch began: the first three skips of an epoch are logged
         self._skipped_before_epoch = 0
         #: the environments with their strategies and generators
         self.envs = TrainingEnvironments(algo)
         #: what a step stores (1-step, n-step or hindsight transitions)
         self.storage = TransitionStorage(self)
-        #: what collects the transitions instead of the environments above, when set (e.g.
-        #: :class:`ddpg.distributed.RayActors`): its ``collect_step(loop, log_scalars)`` takes
-        #: ``steps_per_epoch()`` turns an epoch
-        self.collector = None
+        #: what collects the transitions (:mod:`ddpg.collection`): the environments above,
+        #: or what replaces them (:class:`ddpg.distributed.RayActors`, through its attach())
+        self.collector = LocalCollector(self)
 
     # -- the environments --------------------------------------------------------------------
 
@@ -77,8 +86,7 @@ class TrainingLoop(object):
         """Stop the environments' worker processes, if any (``vec_env="async"``), and the
         collector's."""
         self.envs.close()
-        if self.collector is not None:
-            self.collector.close()
+        self.collector.close()
 
     # -- the run -----------------------------------------------------------------------------
 
@@ -127,46 +135,42 @@ class TrainingLoop(object):
         if unstarted:
             for index, obs in zip(unstarted, self._reset_envs(unstarted)):
                 self.episode_of(index).obs = obs
-        if self.collector is not None:
-            self.collector.start()
+        self.collector.start()
 
     def new_memory(self):
         """An empty replay memory of the kind the run's settings ask for
         (:func:`ddpg.replay.make_memory`), wired to this loop: the observation normaliser
         (``obs_norm``) sees what it stores, and it can read the run's transition count."""
         normalizer = self.algo.obs_normalizer
-        return make_memory(self.algo.config, self.algo.env,
-                           observe=None if normalizer is None else normalizer.update,
-                           transitions_done=lambda: self.state.total_env_steps)
+        observe = None if normalizer is None else normalizer.update
+        transitions_done = lambda: self.state.total_env_steps  # noqa: E731
+        if self._memory_factory is not None:
+            return self._memory_factory(observe, transitions_done)
+        return make_memory(self.algo.config, self.algo.env, observe=observe,
+                           transitions_done=transitions_done)
 
     def run_epoch(self, epoch):
-        """``epoch_length`` environment steps with the updates due, then the epoch's row."""
+        """``epoch_length`` environment steps with the updates due, then the epoch's row.
+
+        The collector (:mod:`ddpg.collection`) brings the steps in, ``steps_per_epoch()``
+        turns; after each, the loop runs the updates they make due (:meth:`run_due_updates`)
+        and lets the collector react to them (Ray actors publish new weights)."""
         algo, state, logger = self.algo, self.state, self.algo.logger
-        action_shape = tuple(algo.env.action_space.shape)
-        act_dim = algo.env.action_space.flat_dim  # a product over the shape: once an epoch
         epoch_start = time.time()
         self._skipped_before_epoch = state.n_skipped_nonfinite
         # values "as they happen" (episode returns, update losses) for TensorBoard
         log_scalars = logger.has_scalar_outputs()
         logger.log("Training started")
         collector = self.collector
-        # a step of every environment at once (or a collector's turn): epoch_length transitions
-        steps = range(algo.epoch_length // algo.n_envs if collector is None
-                      else collector.steps_per_epoch())
+        steps = range(collector.steps_per_epoch())
         if algo.progress_bar:
             # an explicit stream: pyprind otherwise prints nothing but a warning when
             # stdout is not a terminal
             steps = pyprind.prog_bar(steps, stream=sys.stderr)
         for _ in steps:
-            if collector is None:
-                self.collect_step(action_shape, act_dim, log_scalars)
-            else:
-                collector.collect_step(self, log_scalars)
+            self.collect_turn(log_scalars)
         logger.log("Training finished")
-        if collector is None:
-            self.envs.sync_training_env()
-        else:
-            collector.end_epoch()
+        collector.end_epoch()
         faults.check_divergence(epoch, algo.update_stats.averages(),
                                 checkpoint.all_network_params(algo))
         algo.evaluate(epoch, self.memory)
@@ -175,25 +179,52 @@ class TrainingLoop(object):
         logger.record_tabular("TotalEnvSteps", state.total_env_steps)
         logger.record_tabular("NumUpdates", state.itr)
         logger.record_tabular("Time", state.train_time)
-        if collector is not None:
-            collector.record_tabular(logger)
+        collector.record_tabular(logger)
         if algo.skip_nonfinite:
             logger.record_tabular("SkippedNonFinite",
                                   state.n_skipped_nonfinite - self._skipped_before_epoch)
         logger.dump_tabular(with_prefix=False)
 
-    def collect_step(self, action_shape, act_dim, log_scalars):
-        """A step of every environment (:meth:`explore_step`), then the updates due:
-        ``gradient_steps`` each time the transition count passes a multiple of
-        ``train_freq`` (once or never with one environment), once the memory holds
-        ``memory_start_size`` transitions, and at least one (a hindsight memory holds none
-        until an episode ends)."""
-        algo, state = self.algo, self.state
-        self.explore_step(action_shape, act_dim, log_scalars)
-        due = (state.total_env_steps // algo._train_freq
-               - (state.total_env_steps - algo.n_envs) // algo._train_freq)
+    def collect_turn(self, log_scalars):
+        """One turn of the collector (a step of every environment, or an actor's chunk),
+        then the updates it makes due, then the collector's reaction to them."""
+        itr_before = self.state.itr
+        taken = self.collector.collect(self, log_scalars)
+        self.run_due_updates(taken, log_scalars)
+        self.collector.after_updates(self, itr_before)
+
+    def run_due_updates(self, taken, log_scalars):
+        """The run's one update schedule, after ``taken`` more environment steps:
+        ``gradient_steps`` updates each time the transition count passes a multiple of
+        ``train_freq``, once the memory holds ``memory_start_size`` transitions, and at least
+        one (a hindsight memory holds none until an episode ends)."""
+        algo, total = self.algo, self.state.total_env_steps
+        due = total // algo._train_freq - (total - taken) // algo._train_freq
         if due and self.memory.size >= max(algo.memory_start_size, 1):
             self.run_updates(log_scalars, due)
+
+    def store_recorded(self, recorded, first_env_index, steps, returns, successes,
+                       log_scalars):
+        """Steps collected elsewhere (an actor's :class:`ddpg.collection.StepRecorder`
+        arrays ``recorded``) into the memory, each recorded environment ``i`` as environment
+        ``first_env_index + i``; then counted: ``steps`` environment steps, the ``returns``
+        and ``successes`` of the episodes that ended (with ``log_scalars`` each return goes
+        to TensorBoard at the run's step count)."""
+        state, memory = self.state, self.memory
+        obs_dim, act_dim = memory.obs_dim, memory.act_dim
+        for env_index, transition in recorded_steps(recorded, obs_dim, act_dim):
+            if transition is None:
+                memory.end_episode(first_env_index + env_index)
+            else:
+                memory.add(transition, first_env_index + env_index)
+        state.total_env_steps += steps
+        state.episode += len(returns)
+        state.strategy_path_returns.extend(returns)
+        state.strategy_path_successes.extend(successes)
+        if log_scalars:
+            for episode_return in returns:
+                self.algo.logger.record_scalar("train/EpisodeReturn", episode_return,
+                                               state.total_env_steps)
 
     def take_exploration_returns(self):
         """The returns of the exploration episodes finished since the last call, which

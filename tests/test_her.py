@@ -554,7 +554,7 @@ def test_a_her_run_on_fetch_reach_resumes_exactly_mid_episode(tmp_path):
                 if epoch == 0 else None)
     resumed = build(2)
     resumed.restore(str(tmp_path / "ckpt"))
-    assert [len(steps) for steps in resumed.memory.pending] == [35, 35]
+    assert [len(resumed.memory.pending[index]) for index in (0, 1)] == [35, 35]
     resumed.train()
     for name in ("obss", "achieved", "offsets", "lengths"):
         np.testing.assert_array_equal(getattr(whole.memory, name),

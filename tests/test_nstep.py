@@ -5,6 +5,7 @@ import pytest
 
 from ddpg.envs import Box, CartpoleEnv, EnvSpec, Step, normalize
 from ddpg.errors import CheckpointError
+from ddpg.collection import actor_env_index
 from ddpg.replay import NStepReplayMem, TransitionBatch
 from ddpg.replay_mem import ReplayMem
 
@@ -105,7 +106,7 @@ def test_several_environments_never_mix_their_sums():
     for env in range(n_envs):  # every step stores each environment's transition in turn
         expected += numpy_n_step(obss[env::n_envs], acts[env::n_envs], rwds[env::n_envs],
                                  ends[env::n_envs], nxts[env::n_envs], n_step, DISCOUNT)
-    open_sums = {tuple(np.float32(item[0])) for chain in n_steps.memory.chains
+    open_sums = {tuple(np.float32(item[0])) for chain in n_steps.memory.chains.values()
                  for item in chain}
     assert_same_transitions(stream_of(n_steps), [row for row in expected
                                                  if tuple(row[0]) not in open_sums])
@@ -263,41 +264,59 @@ def test_the_command_line_names_the_flag():
         prepare_run(["--no-log-dir", "--n-step", "0"])
 
 
-def test_an_actor_s_chunk_holds_every_sum_it_completes_even_more_than_its_steps():
+def hand_over(algo, chunk, actor=0):
+    """The learner's loop stores an actor's chunk, as Ray actors' collect() has it do."""
+    algo.loop.store_recorded(chunk["recorded"], actor_env_index(algo.n_envs, actor, 0),
+                             chunk["steps"], chunk["returns"], chunk["successes"], False)
+
+
+def test_an_actor_s_steps_are_summed_by_the_learner_s_memory_across_its_chunks():
+    """Chunks of 3 steps: the learner's memory sums the actor's steps as its own, so a sum
+    spans chunks and a chunk can complete more sums than it has steps."""
     from ddpg.distributed.actor import ExperienceActor, actor_spec
     algo = build_algorithm(env=CountingEnv(nan_at=0), n_step=3, max_path_length=5,
                            start_steps=100, discount=DISCOUNT)
+    algo.loop.start()
     actor = ExperienceActor(actor_spec(algo, 0, 1, 3))
     weights = (0, algo.policy.params.data.asnumpy())
-    first, second = actor.collect(*weights), actor.collect()
-    assert first["obs"][:, 0].tolist() == [0] and first["hor"].tolist() == [3]
+    memory = algo.memory
+    hand_over(algo, actor.collect(*weights))
+    assert memory.obss[:memory.size, 0].tolist() == [0]
+    assert memory.horizons[:memory.size].tolist() == [3]
     # steps 4-6: s1's sum completes, the episode's end at step 5 closes s2, s3 and s4's
-    assert second["steps"] == 3
-    assert second["obs"][:, 0].tolist() == [1, 2, 3, 4]
-    assert second["hor"].tolist() == [3, 3, 2, 1]
-    assert second["nxt"][:, 0].tolist() == [4, 5, 5, 5]
+    hand_over(algo, actor.collect())
+    assert memory.obss[:memory.size, 0].tolist() == [0, 1, 2, 3, 4]
+    assert memory.horizons[:memory.size].tolist() == [3, 3, 3, 2, 1]
+    assert memory.nxts[:memory.size, 0].tolist() == [3, 4, 5, 5, 5]
+    assert algo.total_env_steps == 6
+    # the actor's environment has its own open sums in the learner's memory (s0 of the
+    # next episode), none under the learner's own environment index
+    assert [item[0][0] for item in memory.chains[actor_env_index(1, 0, 0)]] == [0]
+    assert memory.chains[0] == []
 
 
-def test_an_actor_with_two_environments_holds_the_chunk_and_every_open_sum_it_closes():
+def test_two_actor_environments_are_summed_apart_by_the_learner_s_memory():
     """CountingEnv in both environments, one step each a chunk: at step 5 the time limit
     closes each environment's two open sums as s2's completes, so that chunk stores 6
-    transitions from 2 steps, the most a chunk can (its steps plus n_step - 1 an
-    environment)."""
+    transitions from 2 steps."""
     from ddpg.distributed.actor import ExperienceActor, actor_spec
     g = DISCOUNT
     algo = build_algorithm(env=CountingEnv(nan_at=0), n_step=3, n_envs=2, max_path_length=5,
                            start_steps=100, discount=g)
+    algo.loop.start()
     actor = ExperienceActor(actor_spec(algo, 0, 1, 2))
     weights = (0, algo.policy.params.data.asnumpy())
-    chunks = [actor.collect(*weights)] + [actor.collect() for _ in range(4)]
-    assert [len(chunk["obs"]) for chunk in chunks] == [0, 0, 2, 2, 6]
-    last = chunks[-1]
-    assert last["steps"] == 2
-    order = np.lexsort((last["hor"], last["obs"][:, 0]))
-    assert last["obs"][order, 0].tolist() == [2, 2, 3, 3, 4, 4]
-    assert last["hor"][order].tolist() == [3, 3, 2, 2, 1, 1]
-    assert last["nxt"][:, 0].tolist() == [5] * 6 and not last["end"].any()
-    np.testing.assert_allclose(last["rwd"][order],
+    memory, sizes = algo.memory, []
+    for turn in range(5):
+        hand_over(algo, actor.collect(*weights) if turn == 0 else actor.collect())
+        sizes.append(memory.size)
+    assert sizes == [0, 0, 2, 4, 10]
+    last = slice(4, 10)
+    order = np.lexsort((memory.horizons[last], memory.obss[last, 0]))
+    assert memory.obss[last][order, 0].tolist() == [2, 2, 3, 3, 4, 4]
+    assert memory.horizons[last][order].tolist() == [3, 3, 2, 2, 1, 1]
+    assert memory.nxts[last, 0].tolist() == [5] * 6 and not memory.ends[last].any()
+    np.testing.assert_allclose(memory.rwds[last][order],
                                np.repeat([3 + 4 * g + 5 * g * g, 4 + 5 * g, 5], 2), rtol=1e-6)
 
 

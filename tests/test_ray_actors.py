@@ -13,13 +13,17 @@ import pytest
 from ddpg.checkpoint import all_network_params
 from ddpg.distributed import ExperienceActor, RayActors, ray_actors
 from ddpg.distributed.actor import PolicyCopy, actor_seed, actor_spec, warmup_share
-from ddpg.envs import CartpoleEnv, normalize
+from ddpg.collection import actor_env_index
+from ddpg.envs import CartpoleEnv, GymEnv, normalize
 from ddpg.errors import CheckpointError, EnvError
+from ddpg.replay import HindsightReplayMem
 from ddpg.strategies import OUStrategy
 from ddpg import logger
 
 from fake_ray import FakeRay
+from goal_envs import point_goal_env
 from helpers import build_algorithm
+from test_nstep import assert_same_transitions, numpy_n_step
 from test_training import MatrixActionEnv
 
 pytestmark = pytest.mark.usefixtures("quiet_logger")  # tests/conftest.py
@@ -34,6 +38,13 @@ def cartpole_algo(seed=3, env=None, **overrides):
 
 def weights_of(algo):
     return (algo.itr, algo.policy.params.data.asnumpy())
+
+
+def stored(chunk, key):
+    """Column ``key`` of the transitions a chunk's loop stored, in order (its recorded
+    steps without the episode ends)."""
+    recorded = chunk["recorded"]
+    return recorded[key][recorded["stored"]]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,22 +122,22 @@ def test_a_chunk_is_the_loop_s_transitions_in_order_with_their_episodes():
         actor.collect()
     chunk = actor.collect(*weights_of(algo))
     assert chunk["steps"] == 20 and chunk["index"] == 0 and chunk["version"] == 0
-    assert chunk["obs"].shape == (20, 4) and chunk["act"].shape == (20, 1)
+    assert stored(chunk, "obs").shape == (20, 4) and stored(chunk, "act").shape == (20, 1)
     # two environments interleaved: each one's next observation is its following observation
     # unless its episode ended (7 steps: bootstrap_truncated keeps the cut transition)
     for env in range(2):
-        obs, nxt = chunk["obs"][env::2], chunk["nxt"][env::2]
+        obs, nxt = stored(chunk, "obs")[env::2], stored(chunk, "nxt")[env::2]
         for step in range(9):
             if (step + 1) % 7:
                 np.testing.assert_array_equal(nxt[step], obs[step + 1])
     # 10 steps each: one ended episode per environment, its return the rewards' sum
     assert len(chunk["returns"]) == 2
     for env, episode_return in enumerate(chunk["returns"]):
-        np.testing.assert_allclose(episode_return, chunk["rwd"][env::2][:7].sum(), rtol=1e-5)
+        np.testing.assert_allclose(episode_return, stored(chunk, "rwd")[env::2][:7].sum(), rtol=1e-5)
     # the policy acts (start_steps 0): the action is mu(s) plus OU noise, within bounds
-    assert np.all(np.abs(chunk["act"]) <= 1.0)
+    assert np.all(np.abs(stored(chunk, "act")) <= 1.0)
     following = actor.collect()
-    assert not np.array_equal(following["obs"], chunk["obs"])
+    assert not np.array_equal(stored(following, "obs"), stored(chunk, "obs"))
     assert following["version"] == 0
 
 
@@ -144,7 +155,7 @@ def test_an_actor_continues_exactly_from_its_state_and_leaves_numpy_s_generator_
     for want in expected:
         got = restored.collect()
         for key in ("obs", "act", "rwd", "end", "nxt"):
-            np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+            np.testing.assert_array_equal(stored(got, key), stored(want, key), err_msg=key)
         assert got["returns"] == want["returns"]
 
 
@@ -161,7 +172,7 @@ def test_an_actor_s_state_of_another_arrangement_is_refused_naming_the_actor():
     with pytest.raises(CheckpointError, match=r"the checkpoint of actor 1 "):
         actor.set_state(saved)
     got, want = actor.collect(*weights_of(algo)), twin.collect(*weights_of(algo))
-    np.testing.assert_array_equal(got["obs"], want["obs"])
+    np.testing.assert_array_equal(stored(got, "obs"), stored(want, "obs"))
 
 
 def test_an_actor_hands_matrix_actions_to_its_environment_and_stores_them_flat():
@@ -170,9 +181,9 @@ def test_an_actor_hands_matrix_actions_to_its_environment_and_stores_them_flat()
     algo = cartpole_algo(env=MatrixActionEnv(), start_steps=6)
     actor = ExperienceActor(actor_spec(algo, 0, 1, 12))
     chunk = actor.collect(*weights_of(algo))
-    assert chunk["act"].shape == (12, 4)
+    assert stored(chunk, "act").shape == (12, 4)
     assert actor.run.env.shapes == [(2, 2)] * 12
-    assert np.all(np.abs(chunk["act"]) <= 1.0)
+    assert np.all(np.abs(stored(chunk, "act")) <= 1.0)
 
 
 class InPlaceOU(OUStrategy):
@@ -371,9 +382,9 @@ def test_a_deterministic_run_takes_the_actors_chunks_in_their_fixed_order(fake_r
     assert [len(each) for each in chunks] == [4, 4, 4]  # 2 an epoch each
     for position in range(12):  # actor 0, 1, 2, 0, 1, 2, ...
         chunk = chunks[position % 3][position // 3]
-        stored = slice(20 * position, 20 * position + 20)
-        np.testing.assert_array_equal(algo.memory.obss[stored], chunk["obs"])
-        np.testing.assert_array_equal(algo.memory.acts[stored], chunk["act"])
+        rows = slice(20 * position, 20 * position + 20)
+        np.testing.assert_array_equal(algo.memory.obss[rows], np.float32(stored(chunk, "obs")))
+        np.testing.assert_array_equal(algo.memory.acts[rows], np.float32(stored(chunk, "act")))
 
 
 def test_the_episodes_of_the_actors_chunks_go_to_tensorboard_at_their_step(fake_ray,
@@ -394,15 +405,31 @@ def test_the_episodes_of_the_actors_chunks_go_to_tensorboard_at_their_step(fake_
             if tag == "train/EpisodeReturn"] == expected
 
 
-def test_actors_hand_over_n_step_sums_with_their_horizons(fake_ray):
+def test_the_learner_sums_each_actor_environment_s_steps_apart(fake_ray):
+    """n-step sums are made by the learner's memory from the actors' steps, each of an
+    actor's environments summed apart (computed here with numpy from the recorded steps)."""
     algo, _ = train_with_actors(n_step=3, n_envs=2, n_epochs=1, max_path_length=15)
     a0, a1 = [chunks_of(handle) for handle in fake_ray.actors]
-    in_order = [a0[0], a1[0], a0[1], a1[1]]
+    expected = []
+    for chunks in (a0, a1):
+        steps = {key: np.concatenate([stored(chunk, key) for chunk in chunks])
+                 for key in ("obs", "act", "rwd", "end", "nxt")}
+        envs = np.concatenate([chunk["recorded"]["env"][chunk["recorded"]["stored"]]
+                               for chunk in chunks])
+        for env in (0, 1):
+            mine = envs == env
+            expected += numpy_n_step(*(steps[key][mine] for key in
+                                       ("obs", "act", "rwd", "end", "nxt")), 3, algo.discount)
     memory = algo.memory
-    np.testing.assert_array_equal(memory.horizons[:memory.size],
-                                  np.concatenate([chunk["hor"] for chunk in in_order]))
-    np.testing.assert_array_equal(memory.rwds[:memory.size],
-                                  np.concatenate([chunk["rwd"] for chunk in in_order]))
+    ours = list(zip(memory.obss[:memory.size], memory.acts[:memory.size],
+                    memory.rwds[:memory.size], memory.ends[:memory.size],
+                    memory.nxts[:memory.size], memory.horizons[:memory.size]))
+    open_sums = {tuple(np.float32(item[0])) for chain in memory.chains.values()
+                 for item in chain}
+    assert open_sums and len(memory.chains) >= 4  # the actors' environments' own chains
+    expected = [(np.float32(row[0]), np.float32(row[1]), row[2], row[3], np.float32(row[4]),
+                 row[5]) for row in expected if tuple(np.float32(row[0])) not in open_sums]
+    assert_same_transitions(ours, expected)
     assert set(memory.horizons[:memory.size]) == {1.0, 2.0, 3.0}
     assert algo.total_env_steps == 80 and memory.size < 80  # sums still open at the end
 
@@ -474,7 +501,8 @@ def test_a_dead_actor_is_replaced_from_the_current_weights_and_its_chunk_counted
         replacement = fake_ray.actors[made + 2]
         assert replacement._instance.run.seed == actor_seed(3, 1, 1, 1)
         name, args = replacement.calls[0]
-        assert name == "collect" and len(args) == 2  # weights with its first request
+        # the weights (and the observation statistics: none here) with its first request
+        assert name == "collect" and len(args) == 3 and args[2] is None
         if mode == "deterministic":  # found dead after actor 0's chunk and its 20 updates
             assert args[0] == 60 + 20
         assert all(row["Actor0StepsPerSec"] > 0 and row["Actor1StepsPerSec"] > 0
@@ -538,7 +566,7 @@ def test_an_actor_s_environment_error_names_the_actor(fake_ray):
 
 
 def test_an_actor_s_other_error_is_raised_as_itself(fake_ray, monkeypatch):
-    def collect(self, version=None, weights=None):
+    def collect(self, version=None, weights=None, normalizer_state=None):
         raise ZeroDivisionError("an actor's own bug")
     monkeypatch.setattr(ExperienceActor, "collect", collect)
     algo = cartpole_algo()
@@ -617,13 +645,13 @@ def test_ctrl_c_in_the_learner_saves_its_memory_and_a_resume_starts_new_actors(f
     try:
         algo = cartpole_algo(n_epochs=2)
         collector = RayActors(algo, 2, chunk=20).attach()
-        collect_step = collector.collect_step
+        collect = collector.collect
 
         def interrupting(loop, log_scalars):
             if loop.state.total_env_steps == 100:
                 raise KeyboardInterrupt  # as Ctrl-C's handler does, between two chunks
-            return collect_step(loop, log_scalars)
-        collector.collect_step = interrupting
+            return collect(loop, log_scalars)
+        collector.collect = interrupting
         try:
             with pytest.raises(KeyboardInterrupt):
                 algo.train()
@@ -662,18 +690,18 @@ def test_the_collection_s_checkpoint_state(fake_ray, tmp_path):
                   dict(n_actors=2, starts=None)]:
         with pytest.raises(CheckpointError, match="the checkpoint CKPT has malformed Ray "
                                                   "actor state"):
-            collector.prepare_checkpoint_state(saved, path)
+            collector.prepare_checkpoint_state(saved, path, print)
     # without actor states (async, or mid-epoch), or in async mode: new actors, next seeds
-    collector.prepare_checkpoint_state(dict(n_actors=3, starts=[0, 2, 1]), path)()
+    collector.prepare_checkpoint_state(dict(n_actors=3, starts=[0, 2, 1]), path, print)()
     assert collector.starts == [3, 3]
     async_collector = RayActors(algo, 3, chunk=20, mode="async")
     async_collector.prepare_checkpoint_state(
-        dict(n_actors=2, starts=[1, 0], actors=[{}, {}]), path)()
+        dict(n_actors=2, starts=[1, 0], actors=[{}, {}]), path, print)()
     assert async_collector.starts == [2, 2, 2]
     with pytest.raises(CheckpointError, match="deterministic run with 3 Ray actors; this one "
                                               r"has 2 \(n_actors\)"):
         collector.prepare_checkpoint_state(dict(n_actors=3, starts=[0, 0, 0],
-                                                actors=[{}, {}, {}]), path)
+                                                actors=[{}, {}, {}]), path, print)
     # an async run's checkpoint holds no actor states
     train_with_actors(mode="async", n_epochs=1, save=str(tmp_path / "ckpt"))
     collector = RayActors(cartpole_algo(), 2, chunk=20, mode="async").attach()
@@ -712,3 +740,102 @@ def test_the_command_line_names_the_flag_to_fix(flags, message):
     from ddpg.experiment.script import UsageError
     with pytest.raises(UsageError, match=message):
         prepare_run(["--no-log-dir"] + flags)
+
+
+# ---------------------------------------------------------------------------------------------
+# what the local collector runs, Ray actors run too: hindsight replay, --obs-norm, n-step
+
+
+def goal_algo(**overrides):
+    settings = dict(her=True, obs_norm=True, n_envs=2, seed=4, n_epochs=2, epoch_length=80,
+                    memory_size=400, memory_start_size=20, batch_size=8,
+                    max_path_length=10, eval_samples=20)
+    settings.update(overrides)
+    return build_algorithm(env=GymEnv(point_goal_env(max_episode_steps=10)), **settings)
+
+
+def test_actors_collect_whole_hindsight_episodes_and_the_normaliser_learns_them(fake_ray):
+    algo = goal_algo()
+    RayActors(algo, 2, chunk=20).attach()
+    rows = []
+    try:
+        algo.train(epoch_callback=rows_of_each_epoch(rows))
+    finally:
+        algo.close()
+    memory = algo.memory
+    assert isinstance(memory, HindsightReplayMem) and memory.size == 160  # 16 episodes
+    # every stored episode is one actor environment's 10 steps, linked s' -> s
+    assert set(memory.lengths[:memory.size]) == {10}
+    for first in range(0, memory.size, 10):
+        assert memory.offsets[first:first + 10].tolist() == list(range(10))
+        np.testing.assert_array_equal(memory.nxts[first:first + 9], memory.obss[first + 1:
+                                                                                first + 10])
+    # the learner's normaliser saw each stored episode (under relabelled goals), nothing else
+    assert algo.obs_normalizer.count == memory.size
+    # the actors' episodes' successes reach the epoch's row, and updates ran on the episodes
+    assert all("EsSuccessRate" in row for row in rows) and algo.itr > 0
+    # every actor acts with the statistics published with its weights
+    for handle in fake_ray.actors:
+        copy = handle._instance.run.policy
+        assert copy.input_normalizer is not None and copy.input_normalizer.count > 0
+
+
+def test_an_actor_normalises_its_observations_as_the_learner_s_policy_does():
+    algo = goal_algo(n_envs=1)
+    normalizer = algo.obs_normalizer
+    normalizer.update(np.random.RandomState(0).randn(50, algo.env.observation_space.flat_dim)
+                      * 3 + 1)
+    actor = ExperienceActor(actor_spec(algo, 0, 1, 10))
+    actor.set_weights(0, algo.policy.params.data.asnumpy(), normalizer.state_dict())
+    observations = np.random.RandomState(1).randn(3, algo.env.observation_space.flat_dim)
+    np.testing.assert_allclose(actor.run.policy.get_action_batch(observations),
+                               algo.policy.get_action_batch(observations), rtol=1e-5)
+    # without the statistics it would act on raw observations: they must come with weights
+    with pytest.raises((TypeError, ValueError)):
+        actor.set_weights(0, algo.policy.params.data.asnumpy(), None)
+
+
+def test_a_replaced_actor_s_episodes_are_closed_in_the_learner_s_memory(fake_ray):
+    """n-step sums of a dead actor's environment end where its last chunk left them (stored,
+    bootstrapping from its last stored s'), so the replacement's first steps start sums of
+    their own instead of extending another episode's."""
+    closed = []
+
+    def kill_actor_0(algo, epoch):
+        if epoch != 0:
+            return
+        collector, memory = algo.loop.collector, algo.memory
+        close = collector._end_episodes_of
+
+        def recording(index):
+            slot = actor_env_index(1, index, 0)
+            before = (len(memory.chains[slot]), memory.size,
+                      np.float32(memory.bootstraps[slot]))
+            close(index)
+            closed.append((index, before[:2], (len(memory.chains[slot]), memory.size)))
+            np.testing.assert_array_equal(memory.nxts[before[1]:memory.size],
+                                          [before[2]] * before[0])
+        collector._end_episodes_of = recording
+        fake_ray.die(collector._actors[0])
+    algo, collector = train_with_actors(n_epochs=2, n_step=3, callback=kill_actor_0,
+                                        max_path_length=15)
+    assert collector.starts == [1, 0]
+    (index, (open_sums, size), after), = closed
+    assert index == 0 and open_sums == 2 and after == (0, size + 2)
+
+
+def test_both_collectors_keep_the_one_update_schedule(fake_ray):
+    """The same settings, collected locally or by actors: the updates follow the transition
+    count alike (gradient_steps every train_freq steps, from memory_start_size on)."""
+    for collector in ("local", "ray"):
+        algo = cartpole_algo(n_epochs=1, epoch_length=120, memory_start_size=40,
+                             train_freq=20, gradient_steps=3)
+        if collector == "ray":
+            RayActors(algo, 2, chunk=20).attach()
+        try:
+            algo.train()
+        finally:
+            algo.close()
+        # transitions 40, 60, ..., 120 make 3 updates each (with chunks of 20 steps, the
+        # memory holds 40 at the second chunk, as locally at the 40th step)
+        assert (collector, algo.itr) == (collector, 3 * 5)

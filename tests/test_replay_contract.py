@@ -146,17 +146,27 @@ def test_environments_are_stored_apart_and_an_episode_end_closes_only_its_own(ki
 
 
 def test_terminal_sums_do_not_bootstrap_and_cut_ones_do(kind):
+    """Environment 1's episode ends in a terminal state, environment 0's is cut: with 3-step
+    sums the last three steps of each reach the end; the terminal ones have end=1, the cut
+    ones bootstrap (end=0) from the episode's last next observation."""
     memory = new_memory(kind)
     added = fill(memory, env_for(kind), steps=7)
-    ends = {tuple(np.float32(t.obs).tolist()): t.end for index in added for t in added[index]}
-    for row in stored_rows(memory):
-        # environment 1's episode ended in a terminal state: every sum reaching its end has
-        # end=1; environment 0's was cut: none has
-        if not ends.get(tuple(row[0]), False) and row[3] == 1.0:
-            assert kind in ("nstep", "prioritized")  # an earlier step's sum reached the end
-    terminal = [row for row in stored_rows(memory) if row[3] == 1.0]
-    one_step = kind in ("uniform", "hindsight")
-    assert len(terminal) == (1 if one_step else 3)
+    state = memory.state_dict()
+    rows = {tuple(np.float32(state["obss"][i])): i for i in range(int(state["size"]))}
+    sums = kind in ("nstep", "prioritized")
+    for index, terminal in ((0, False), (1, True)):
+        last_nxt = np.float32(added[index][-1].nxt)
+        for t, transition in enumerate(added[index]):
+            slot = rows[tuple(np.float32(transition.obs))]
+            reaches_end = t >= 4 if sums else t == 6
+            assert state["ends"][slot] == float(terminal and reaches_end), (index, t)
+            if sums:
+                assert state["horizons"][slot] == min(3, 7 - t), (index, t)
+            if reaches_end:
+                np.testing.assert_array_equal(state["nxts"][slot], last_nxt)
+            if sums and not reaches_end:  # a whole 3-step sum: the nxt 3 steps on
+                np.testing.assert_array_equal(state["nxts"][slot],
+                                              np.float32(added[index][t + 2].nxt))
 
 
 def test_the_state_round_trips_and_the_copy_samples_the_same(kind):

@@ -165,13 +165,13 @@ import runpy, signal, sys, time
 sys.argv = sys.argv[1:]
 sys.path.insert(0, %r)  # this checkout's ddpg, as run_ddpg.py itself puts first
 import ddpg.training
-collect_step = ddpg.training.TrainingLoop.collect_step
+explore_step = ddpg.training.TrainingLoop.explore_step
 def interrupting(loop, *args):
     if loop.state.total_env_steps == %%d:
         signal.raise_signal(signal.SIGINT)
         time.sleep(60)
-    return collect_step(loop, *args)
-ddpg.training.TrainingLoop.collect_step = interrupting
+    return explore_step(loop, *args)
+ddpg.training.TrainingLoop.explore_step = interrupting
 runpy.run_path(sys.argv[0], run_name="__main__")
 """ % REPO
 

@@ -522,7 +522,7 @@ def interrupt_at(algo, steps, also=()):
     transitions: SIGINT to the processes ``also`` (the workers) and to this one, the
     learner, whose handler raises KeyboardInterrupt right there (inside the sleep at the
     latest): a fixed point in the run, not a moment in time."""
-    collect_step = algo.loop.collect_step
+    explore_step = algo.loop.explore_step
 
     def interrupting(*args):
         if algo.total_env_steps == steps and not interrupting.done:
@@ -537,9 +537,9 @@ def interrupt_at(algo, steps, also=()):
             finally:
                 signal.signal(signal.SIGINT, previous)
             raise AssertionError("SIGINT did not interrupt the learner")
-        return collect_step(*args)
+        return explore_step(*args)
     interrupting.done = False
-    algo.loop.collect_step = interrupting
+    algo.loop.explore_step = interrupting
 
 
 def test_ctrl_c_interrupts_the_learner_and_its_checkpoint_holds_every_worker_s_environment(
@@ -706,7 +706,7 @@ def test_the_policy_acts_for_every_environment_in_one_forward_pass(n_envs):
     algo.policy.get_action = lambda obs: pytest.fail("the batch-1 executor acted")
     algo.loop.start()
     for _ in range(10):  # the epoch's steps (its evaluation acts with the batch-1 executor)
-        algo.loop.collect_step((1,), 1, False)
+        algo.loop.explore_step((1,), 1, False)
     assert calls == [n_envs] * 10 and algo.total_env_steps == 10 * n_envs
     algo.policy.get_action = single
 
@@ -746,7 +746,7 @@ def test_one_environment_acts_through_the_batch_1_executor_as_the_original():
     algo.policy.get_action_batch = lambda obs: pytest.fail("a batched forward pass acted")
     algo.loop.start()
     for _ in range(10):
-        algo.loop.collect_step((1,), 1, False)
+        algo.loop.explore_step((1,), 1, False)
     assert algo.total_env_steps == 10
 
 
@@ -765,7 +765,7 @@ def test_a_policy_without_batched_acting_acts_per_environment():
     plain = algo.loop.envs.algo.policy = PlainPolicy()
     algo.loop.start()
     for _ in range(5):
-        algo.loop.collect_step((1,), 1, False)
+        algo.loop.explore_step((1,), 1, False)
     assert plain.calls == 10 and algo.total_env_steps == 10
 
 

@@ -1,6 +1,6 @@
 """Checkpoints: a DDPG run saved to a folder, restored into a new process, continued exactly.
 
-A checkpoint is a folder of arrays and plain values, with no pickle in it (format version 2;
+A checkpoint is a folder of arrays and plain values, with no pickle in it (format version 3;
 docs/checkpoints.md describes every file)::
 
     manifest.json          format and library versions, spaces, parameter names and shapes,
@@ -14,7 +14,9 @@ docs/checkpoints.md describes every file)::
     policy.optimizer.nd    NDArray files, and their counters (Adam's step count) and settings
     qfunc.optimizer.json   as JSON (:mod:`ddpg.checkpoint.optimizer_state`)
     policy.optimizer.json
-    replay_memory.npz      the filled part of the replay memory, uncompressed, with top/size
+    replay_memory.npz      the replay memory's state_dict(): its filled part, uncompressed, with
+                           top/size and each kind's own arrays (open n-step sums, priorities,
+                           hindsight replay's pending episodes)
     training_state.json    counters, the current episode, the generators of numpy, Python and
     training_state.npz     the strategy, both environments' states
                            (:mod:`ddpg.checkpoint.env_state`), as JSON and arrays
@@ -24,7 +26,8 @@ Opening a checkpoint reads data only: JSON, ``np.load(allow_pickle=False)`` and 
 whose structure is checked before ``mx.nd.load`` (:mod:`ddpg.checkpoint.ndarray_file`).
 Checkpoints of format version 1 hold pickles (``state.pkl``, ``<network>.states``), which can
 run code when loaded: they are read only with ``trust_pickle=True``
-(:mod:`ddpg.checkpoint.legacy`).
+(:mod:`ddpg.checkpoint.legacy`). Checkpoints of format version 2 kept the open n-step sums in
+the training state; :mod:`ddpg.checkpoint.upgrade` moves them into the memory.
 
 What makes a restored run bit-identical on the CPU (see docs/checkpoints.md): everything a
 training step reads is saved exactly (float32 parameters, optimiser state and step counts,

@@ -6,7 +6,7 @@ user passed ``trust_pickle=True`` (``--trust-pickle`` on the command line): see
 ``<network>.states`` (``Updater.get_states(dump_optimizer=True)``). The environment
 snapshots of version 1 are converted to those of the checkpoint hooks
 (:mod:`ddpg.checkpoint.env_state`), so that restoring goes through the same checks as version 2.
-Re-saving a restored run writes version 2.
+Re-saving a restored run writes the current version.
 """
 import pickle
 

@@ -80,9 +80,9 @@ def capture_training_state(algo):
                                         for strategy in algo.loop.envs.strategies[1:]],
                      vector_generators=[GeneratorState(generator).state_dict()
                                         for generator in algo.loop.envs.generators[1:]])
-    collector = algo.loop.collector
-    if collector is not None:
-        state["collector"] = collector.get_checkpoint_state()
+    collected = algo.loop.collector.get_checkpoint_state()
+    if collected is not None:  # actors elsewhere (a run's own environments: None)
+        state["collector"] = collected
     if algo.obs_normalizer is not None:
         state["obs_normalizer"] = algo.obs_normalizer.state_dict()
     return state
@@ -103,17 +103,9 @@ def _prepare_normalizer(algo, saved, path):
 
 
 def _prepare_collector(algo, saved, path, log):
-    """The function assigning the collector's saved state (:mod:`ddpg.distributed`), if
-    both the checkpoint and ``algo`` have a collector."""
-    collector = algo.loop.collector
-    if collector is None:
-        if saved is not None:
-            log("The checkpoint %s was collected by actors; this run collects with its own "
-                "environments" % path)
-        return lambda: None
-    if saved is None:
-        return lambda: None
-    return collector.prepare_checkpoint_state(saved, path)
+    """The function assigning the collector's saved state (``saved``: None when the
+    checkpoint's run collected with its own environments), from the collector."""
+    return algo.loop.collector.prepare_checkpoint_state(saved, path, log)
 
 
 def _prepare_strategy(strategy, saved, path):

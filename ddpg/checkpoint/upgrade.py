@@ -6,6 +6,7 @@ saves them with its arrays (:class:`ddpg.replay.NStepReplayMem`). :func:`move_op
 moves a version-2 checkpoint's sums into its memory's arrays, so that it restores, and
 resumes, exactly as it would have.
 """
+from ddpg.collection import actor_env_index
 from ddpg.errors import CheckpointError
 from ddpg.replay import NStepReplayMem
 
@@ -16,23 +17,32 @@ def move_open_sums(arrays, state, memory, path):
     """The memory ``arrays`` with the open n-step sums of the training ``state`` of a
     version-2 checkpoint (taken out of ``state``), for ``memory``, an empty memory of the
     run's kind; ``arrays`` unchanged for a checkpoint without them. Each environment's sums
-    bootstrap from its saved current observation, the last next observation it stored."""
+    bootstrap from its saved current observation, the last next observation it stored. The
+    sums that deterministic Ray actors kept (in their saved states, under ``collector``) join
+    the learner's memory under their environments' indices there
+    (:func:`ddpg.collection.actor_env_index`), where the actors' steps are summed now."""
     counters = state["counters"]
-    episodes = [counters] + list(counters.get("vector_episodes", []))
-    if not any(isinstance(episode, dict) and "nstep_chain" in episode
-               for episode in episodes):
-        return arrays
-    chains = [list(episode.pop("nstep_chain", [])) for episode in episodes]
-    if not any(chains):
+    owners = [(counters, lambda index: index)]  # whose sums, and their environment indices
+    collected = state.get("collector")
+    actors = collected.get("actors") if isinstance(collected, dict) else None
+    for actor, saved in enumerate(actors or []):
+        episodes = _episodes(saved["loop"]["counters"])
+        owners.append((saved["loop"]["counters"],
+                       lambda index, actor=actor, n_envs=len(episodes):
+                       actor_env_index(n_envs, actor, index)))
+    chains, bootstraps, found = {}, {}, False
+    for owner, env_index in owners:
+        for index, episode in enumerate(_episodes(owner)):
+            found = found or "nstep_chain" in episode
+            chain = list(episode.pop("nstep_chain", []))
+            if chain:
+                chains[env_index(index)] = chain
+                bootstraps[env_index(index)] = episode.get("obs")
+    if not found or not chains:
         return arrays
     if not isinstance(memory, NStepReplayMem) or memory.n_step == 1:
         raise CheckpointError("the checkpoint %s has open n-step sums; this run's replay "
                               "memory (%s) keeps none" % (path, type(memory).__name__))
-    if len(chains) != len(memory.chains):
-        raise CheckpointError("the checkpoint %s has the n-step sums of %d environments; "
-                              "this run has %d" % (path, len(chains), len(memory.chains)))
-    bootstraps = [episode.get("obs") if chain else None
-                  for episode, chain in zip(episodes, chains)]
     try:
         sums = NStepReplayMem.open_sums_state(chains, bootstraps, memory.obs_dim,
                                               memory.act_dim)
@@ -42,3 +52,10 @@ def move_open_sums(arrays, state, memory, path):
     upgraded = dict(memory.state_dict() if arrays is None else arrays)
     upgraded.update(sums)
     return upgraded
+
+
+def _episodes(counters):
+    """The episodes of a saved loop's counters: environment 0's (the counters themselves),
+    then the others'."""
+    return [counters] + [episode for episode in counters.get("vector_episodes", [])
+                         if isinstance(episode, dict)]

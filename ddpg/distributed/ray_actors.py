@@ -38,6 +38,7 @@ import os
 
 import numpy as np
 
+from ddpg.collection import actor_env_index
 from ddpg.distributed.actor import ExperienceActor, actor_spec
 from ddpg.errors import CheckpointError, EnvError
 
@@ -74,9 +75,6 @@ class RayActors(object):
 
     def __init__(self, algo, n_actors, address=None, weight_sync_every=1,
                  mode="deterministic", chunk=100):
-        if algo.her or algo.obs_normalizer is not None:  # actors keep neither in step
-            raise ValueError("Ray actors collect for uniform, n-step or prioritised replay; "
-                             "not with %s" % ("--her" if algo.her else "--obs-norm"))
         if int(n_actors) != n_actors or n_actors < 1:
             raise ValueError("n_actors must be a positive integer, got %r" % (n_actors,))
         if int(weight_sync_every) != weight_sync_every or weight_sync_every < 1:
@@ -108,6 +106,7 @@ class RayActors(object):
         self._sent_version = {}  # actor index -> the version it was last sent
         self._delivered = {}  # actor index -> whether it has sent a chunk since it started
         self._saved_actors = None  # actor states of a checkpoint, given when they start
+        self._collected_from = None  # the actor whose chunk the loop took last
         self._new_epoch()  # the epoch's statistics and order
 
     def attach(self):
@@ -137,6 +136,17 @@ class RayActors(object):
             self._saved_actors = None
         self._publish_weights()
 
+    def _end_episodes_of(self, index):
+        """Actor ``index`` starts anew (a replacement, or new actors at a resume): the
+        learner's memory closes what it holds of its environments' episodes (n-step sums
+        bootstrap from their last stored observation; hindsight episodes are stored), so
+        that the new actor's first episodes join none of them."""
+        n_envs, memory = self.algo.n_envs, self.algo.loop.memory
+        if memory is None:  # nothing stored yet
+            return
+        for env in range(n_envs):
+            memory.end_episode(actor_env_index(n_envs, index, env))
+
     def _make_actor(self, index):
         remote_class = self._ray.remote(num_cpus=1, max_restarts=0,
                                         runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})(
@@ -158,43 +168,36 @@ class RayActors(object):
     # -- collection ----------------------------------------------------------------------------
 
     def steps_per_epoch(self):
-        """Chunks an epoch takes (each a :meth:`collect_step`)."""
+        """Chunks an epoch takes (each a :meth:`collect`)."""
         return self.algo.epoch_length // self.chunk
 
-    def collect_step(self, loop, log_scalars):
-        """Take the next chunk, store it in ``loop``'s memory and count it, then run the
-        updates due and publish the weights when due."""
-        state, algo = loop.state, self.algo
+    def collect(self, loop, log_scalars):
+        """Take the next chunk and have ``loop`` store and count it (each actor's
+        environments under indices of their own: :func:`ddpg.collection.actor_env_index`);
+        returns the environment steps it took. The loop then runs the updates due."""
         chunk = self._next_chunk()
-        memory = loop.memory
-        columns = [chunk[key] for key in ("obs", "act", "rwd", "end", "nxt", "hor")
-                   if key in chunk]
-        for row in zip(*columns):
-            memory.add_sample(*row)
-        lag = state.itr - chunk["version"]
-        self._stats["lags"].append(lag)
-        index = chunk["index"]
+        index = self._collected_from = chunk["index"]
+        self._stats["lags"].append(loop.state.itr - chunk["version"])
         self._stats["steps"][index] += chunk["steps"]
         self._stats["seconds"][index] += chunk["seconds"]
-        state.total_env_steps += chunk["steps"]
-        state.episode += len(chunk["returns"])
-        state.strategy_path_returns.extend(chunk["returns"])
-        if log_scalars:
-            for episode_return in chunk["returns"]:
-                algo.logger.record_scalar("train/EpisodeReturn", episode_return,
-                                          state.total_env_steps)
-        due = (state.total_env_steps // algo._train_freq
-               - (state.total_env_steps - chunk["steps"]) // algo._train_freq)
-        if due and memory.size >= algo.memory_start_size:
-            before = state.itr
-            loop.run_updates(log_scalars, due)
-            if state.itr // self.weight_sync_every > before // self.weight_sync_every:
-                self._publish_weights()
-        self._request(index)
+        loop.store_recorded(chunk["recorded"], actor_env_index(self.algo.n_envs, index, 0),
+                            chunk["steps"], chunk["returns"], chunk["successes"], log_scalars)
+        return chunk["steps"]
+
+    def after_updates(self, loop, itr_before):
+        """Publish the weights when the updates just run passed a multiple of
+        ``weight_sync_every``, then give the actor whose chunk was taken its next one."""
+        if loop.state.itr // self.weight_sync_every > itr_before // self.weight_sync_every:
+            self._publish_weights()
+        self._request(self._collected_from)
 
     def _publish_weights(self):
+        """The policy's weights (and with ``obs_norm`` the observation statistics the policy
+        normalises its inputs with), put in Ray's object store once for every actor."""
         version = self.algo.loop.state.itr
-        self._weights = (version, self._ray.put(self.algo.policy.params.data.asnumpy()))
+        normalizer = self.algo.obs_normalizer
+        self._weights = (version, self._ray.put(self.algo.policy.params.data.asnumpy()),
+                         None if normalizer is None else self._ray.put(normalizer.state_dict()))
 
     def _request(self, index):
         """Give actor ``index`` its next chunk, with the weights if it has older ones
@@ -203,11 +206,12 @@ class RayActors(object):
             if self._requested + self.chunk > self.algo.epoch_length:
                 return
             self._requested += self.chunk
-        version, weights = self._weights
+        version, weights, normalizer_state = self._weights
         if self._sent_version.get(index) == version:
             self._pending[index] = self._actors[index].collect.remote()
         else:
-            self._pending[index] = self._actors[index].collect.remote(version, weights)
+            self._pending[index] = self._actors[index].collect.remote(version, weights,
+                                                                      normalizer_state)
             self._sent_version[index] = version
 
     def _next_chunk(self):
@@ -250,6 +254,7 @@ class RayActors(object):
         self.algo.logger.log("Actor %d died; starting a new one (its chunk of %d transitions "
                              "is lost)" % (index, self.chunk))
         self.starts[index] += 1
+        self._end_episodes_of(index)
         self._actors[index] = self._make_actor(index)
         if self.mode == "deterministic":
             self._requested -= self.chunk
@@ -298,10 +303,14 @@ class RayActors(object):
                                              for actor in self._actors])
         return saved
 
-    def prepare_checkpoint_state(self, saved, path):
+    def prepare_checkpoint_state(self, saved, path, log):
         """Check a checkpoint's collection state; return the function assigning it. Actors
-        restored from their states continue exactly; without states (async mode, or a
-        checkpoint written mid-epoch) new actors start with the next seeds."""
+        restored from their states continue exactly; without states (async mode, a
+        checkpoint written mid-epoch, or one collected by the run's own environments) new
+        actors start with the next seeds, and the learner's memory closes what it held of
+        the old actors' episodes."""
+        if saved is None:
+            return lambda: None
         try:
             n_actors, starts = int(saved["n_actors"]), [int(s) for s in saved["starts"]]
         except (KeyError, TypeError, ValueError) as error:
@@ -321,4 +330,6 @@ class RayActors(object):
             else:
                 top = max(starts + [0]) + 1
                 self.starts = [top] * self.n_actors
+                for index in range(max(n_actors, self.n_actors)):
+                    self._end_episodes_of(index)
         return apply

@@ -25,6 +25,8 @@ rest of it is renumbered as a shorter episode, so no candidate is ever another e
 Sampling draws from the stored episodes only: the memory's ``size`` counts their
 transitions, not the pending ones.
 """
+import collections
+
 import numpy as np
 
 from ddpg.replay.batch import TransitionBatch, bootstrap_discounts
@@ -60,8 +62,8 @@ class HindsightReplayMem(ReplayMem):
     def __init__(self, obs_dim, act_dim, memory_size, layout, compute_reward,
                  strategy="future", her_k=4, n_envs=1, scale_reward=1.0, discount=0.99,
                  observe=None):
-        super(HindsightReplayMem, self).__init__(obs_dim, act_dim, memory_size,
-                                                 discount=discount, observe=observe)
+        super(HindsightReplayMem, self).__init__(obs_dim, act_dim, memory_size)
+        self.discount, self.observe = discount, observe
         if strategy not in HER_STRATEGIES:
             raise ValueError("her_strategy must be one of %s, got %r"
                              % (", ".join(HER_STRATEGIES), strategy))
@@ -77,8 +79,9 @@ class HindsightReplayMem(ReplayMem):
         self.achieved = np.zeros((self.memory_size, self.goal_dim), dtype=np.float32)
         self.offsets = np.zeros((self.memory_size,), dtype=np.int64)
         self.lengths = np.zeros((self.memory_size,), dtype=np.int64)
-        #: each environment's episode so far: a list of (obs, act, rwd, end, nxt, achieved)
-        self.pending = [[] for _ in range(n_envs)]
+        #: environment index -> its episode so far: a list of (obs, act, rwd, end, nxt,
+        #: achieved); environments 0 .. n_envs - 1 from the start, others when they arrive
+        self.pending = collections.defaultdict(list, {index: [] for index in range(n_envs)})
 
     @classmethod
     def build(cls, settings, env, observe=None, transitions_done=None):
@@ -216,7 +219,8 @@ class HindsightReplayMem(ReplayMem):
         arrays = super(HindsightReplayMem, self).state_dict()
         arrays.update(achieved=self.achieved[:size], offsets=self.offsets[:size],
                       lengths=self.lengths[:size])
-        steps = [(index, step) for index, episode in enumerate(self.pending) for step in episode]
+        steps = [(index, step) for index in sorted(self.pending)
+                 for step in self.pending[index]]
         arrays["pending_envs"] = np.array([index for index, _ in steps], dtype=np.int64)
         for part, (key, dim) in enumerate(zip(HER_PENDING, self._pending_dims())):
             values = np.array([step[part] for _, step in steps], dtype=np.float32)
@@ -240,9 +244,8 @@ class HindsightReplayMem(ReplayMem):
             expected[key] = (n_pending,) if dim is None else (n_pending, dim)
         check_arrays(arrays, expected)
         envs = np.asarray(arrays["pending_envs"])
-        if envs.size and (envs.min() < 0 or envs.max() >= len(self.pending)):
-            raise ValueError("has unfinished episodes of %d environments; this run has %d"
-                             % (envs.max() + 1, len(self.pending)))
+        if envs.size and envs.min() < 0:
+            raise ValueError("has an unfinished episode of environment %d" % envs.min())
 
     def _load_state(self, arrays):
         super(HindsightReplayMem, self)._load_state(arrays)
@@ -250,7 +253,7 @@ class HindsightReplayMem(ReplayMem):
         self.achieved[:size] = arrays["achieved"]
         self.offsets[:size] = arrays["offsets"]
         self.lengths[:size] = arrays["lengths"]
-        self.pending = [[] for _ in self.pending]
+        self.pending = collections.defaultdict(list, {index: [] for index in self.pending})
         for row, index in enumerate(np.asarray(arrays["pending_envs"])):
             self.pending[int(index)].append(tuple(
                 arrays[key][row] if np.ndim(arrays[key]) > 1 else float(arrays[key][row])

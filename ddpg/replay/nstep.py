@@ -19,6 +19,8 @@ resumed run continues exactly).
 Environments never mix, with several environments or actors, because each has its own chain.
 Rewards are summed in float64 and stored as float32, as 1-step rewards are.
 """
+import collections
+
 import numpy as np
 
 from ddpg.replay.batch import TransitionBatch, bootstrap_discounts
@@ -35,20 +37,21 @@ class NStepReplayMem(ReplayMem):
     with) and samples it with the batch.
 
     n_step: the rewards a sum holds before it bootstraps (1: the example's transitions).
-    n_envs: the environments whose steps arrive (one chain each).
+    n_envs: the environments whose steps are expected (one chain each; a step of another
+        environment index gets a chain of its own when it arrives).
     """
 
     def __init__(self, obs_dim, act_dim, memory_size, n_step=1, discount=0.99, n_envs=1,
                  observe=None):
-        super(NStepReplayMem, self).__init__(obs_dim, act_dim, memory_size,
-                                             discount=discount, observe=observe)
+        super(NStepReplayMem, self).__init__(obs_dim, act_dim, memory_size)
+        self.discount, self.observe = discount, observe
         self.horizons = np.ones((self.memory_size,), dtype=np.float32)
         self.n_step = int(n_step)
-        #: each environment's open sums, ``(s, a, R so far, k so far)``, oldest first
-        self.chains = [[] for _ in range(n_envs)]
-        #: each environment's last stored next observation: where its open sums bootstrap
-        #: from if its episode stops before they complete (None before any)
-        self.bootstraps = [None] * n_envs
+        #: environment index -> its open sums, ``(s, a, R so far, k so far)``, oldest first
+        self.chains = collections.defaultdict(list, {index: [] for index in range(n_envs)})
+        #: environment index -> its last stored next observation: where its open sums
+        #: bootstrap from if its episode stops before they complete
+        self.bootstraps = {}
 
     @classmethod
     def build(cls, settings, env, observe=None, transitions_done=None):
@@ -99,7 +102,7 @@ class NStepReplayMem(ReplayMem):
         """Environment ``env_index``'s open sums end, bootstrapping from its last stored
         next observation."""
         chain, self.chains[env_index] = self.chains[env_index], []
-        for item in close_chain(chain, False, self.bootstraps[env_index]):
+        for item in close_chain(chain, False, self.bootstraps.get(env_index)):
             self._store(*item)
 
     def _store(self, obs, act, rwd, end, nxt, horizon=1):
@@ -121,24 +124,24 @@ class NStepReplayMem(ReplayMem):
 
     @staticmethod
     def open_sums_state(chains, bootstraps, obs_dim, act_dim):
-        """Every environment's open sums as arrays (float64, so that a restored sum
-        continues exactly): ``chain_envs`` (whose each item is), ``chain_obss``,
-        ``chain_acts``, ``chain_totals``, ``chain_horizons``, and ``chain_bootstraps``, each
-        environment's last stored next observation (zeros where there is none)."""
-        items = [(index, item) for index, chain in enumerate(chains) for item in chain]
-        bootstrap_rows = np.zeros((len(chains), obs_dim), dtype=np.float64)
-        for index, nxt in enumerate(bootstraps):
-            if nxt is not None:
-                bootstrap_rows[index] = np.reshape(nxt, obs_dim)
+        """The open sums of ``chains`` (environment index -> its chain) as arrays, one row
+        per sum (float64, so that a restored sum continues exactly): ``chain_envs`` (whose
+        each is), ``chain_obss``, ``chain_acts``, ``chain_totals``, ``chain_horizons``, and
+        ``chain_bootstraps``, its environment's last stored next observation (``bootstraps``:
+        environment index -> observation)."""
+        items = [(index, item) for index in sorted(chains) for item in chains[index]]
+        count = len(items)
         return {
             "chain_envs": np.array([index for index, _ in items], dtype=np.int64),
             "chain_obss": np.array([np.reshape(item[0], obs_dim) for _, item in items],
-                                   dtype=np.float64).reshape(len(items), obs_dim),
+                                   dtype=np.float64).reshape(count, obs_dim),
             "chain_acts": np.array([np.reshape(item[1], act_dim) for _, item in items],
-                                   dtype=np.float64).reshape(len(items), act_dim),
+                                   dtype=np.float64).reshape(count, act_dim),
             "chain_totals": np.array([item[2] for _, item in items], dtype=np.float64),
             "chain_horizons": np.array([item[3] for _, item in items], dtype=np.int64),
-            "chain_bootstraps": bootstrap_rows}
+            "chain_bootstraps": np.array([np.reshape(bootstraps[index], obs_dim)
+                                          for index, _ in items],
+                                         dtype=np.float64).reshape(count, obs_dim)}
 
     def _expected_arrays(self, size):
         expected = super(NStepReplayMem, self)._expected_arrays(size)
@@ -149,15 +152,15 @@ class NStepReplayMem(ReplayMem):
         super(NStepReplayMem, self)._check_state(arrays)
         if self.n_step == 1:
             return
-        items = np.shape(arrays.get("chain_envs", np.zeros((0, 0))))
-        check_arrays(arrays, {"chain_envs": items, "chain_obss": items + (self.obs_dim,),
+        check_arrays(arrays, {"chain_envs": (len(np.atleast_1d(arrays.get("chain_envs", 0))),)})
+        items = (len(arrays["chain_envs"]),)
+        check_arrays(arrays, {"chain_obss": items + (self.obs_dim,),
                               "chain_acts": items + (self.act_dim,), "chain_totals": items,
                               "chain_horizons": items,
-                              "chain_bootstraps": (len(self.chains), self.obs_dim)})
+                              "chain_bootstraps": items + (self.obs_dim,)})
         envs, horizons = np.asarray(arrays["chain_envs"]), np.asarray(arrays["chain_horizons"])
-        if envs.size and (envs.min() < 0 or envs.max() >= len(self.chains)):
-            raise ValueError("has open n-step sums of %d environments; this run has %d"
-                             % (envs.max() + 1, len(self.chains)))
+        if envs.size and envs.min() < 0:
+            raise ValueError("has open n-step sums of environment %d" % envs.min())
         if horizons.size and (horizons.min() < 1 or horizons.max() >= self.n_step):
             raise ValueError("has open n-step sums of %d to %d rewards; n_step is %d"
                              % (horizons.min(), horizons.max(), self.n_step))
@@ -167,16 +170,15 @@ class NStepReplayMem(ReplayMem):
         self.horizons[:self.size] = arrays["horizons"]
         if self.n_step == 1:
             return
-        chains = [[] for _ in self.chains]
+        chains = collections.defaultdict(list, {index: [] for index in self.chains})
+        bootstraps = {}
         for row, index in enumerate(np.asarray(arrays["chain_envs"])):
             chains[int(index)].append((np.array(arrays["chain_obss"][row]),
                                        np.array(arrays["chain_acts"][row]),
                                        float(arrays["chain_totals"][row]),
                                        int(arrays["chain_horizons"][row])))
-        self.chains = chains
-        self.bootstraps = [np.array(arrays["chain_bootstraps"][index]) if chain else None
-                           for index, chain in enumerate(chains)]
-
+            bootstraps[int(index)] = np.array(arrays["chain_bootstraps"][row])
+        self.chains, self.bootstraps = chains, bootstraps
 
 def extend_chain(chain, obs, act, rwd, discount):
     """The chain after a stored step ``(obs, act, rwd)``: the step's reward added to every

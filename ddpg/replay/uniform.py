@@ -36,7 +36,11 @@ class ReplayMem(object):
     ``ends`` holds whether s' is a true terminal state (no bootstrap). A transition cut off by
     a time limit is stored with ``end=False`` so the target bootstraps from s'.
 
-    discount: the discount factor ``sample`` computes the batch's bootstrap discounts with.
+    The constructor is the example's. Two attributes serve the training loop's interface
+    (:meth:`build` sets them from the run's settings):
+
+    discount: the discount factor ``sample`` computes the batch's bootstrap discounts with
+        (0.99, DDPG's default, until set).
     observe: called with the observations of what is stored, before it is (the observation
         normaliser's ``update`` with ``obs_norm``), or None.
     """
@@ -46,7 +50,7 @@ class ReplayMem(object):
     #: Whether :meth:`after_update` needs the batch's TD errors (else it gets None).
     uses_td_errors = False
 
-    def __init__(self, obs_dim, act_dim, memory_size, discount=0.99, observe=None):
+    def __init__(self, obs_dim, act_dim, memory_size):
         for name, value in (("obs_dim", obs_dim), ("act_dim", act_dim),
                             ("memory_size", memory_size)):
             if int(value) != value or value <= 0:
@@ -55,8 +59,8 @@ class ReplayMem(object):
         self.obs_dim = int(obs_dim)
         self.act_dim = int(act_dim)
         self.memory_size = int(memory_size)
-        self.discount = discount
-        self.observe = observe
+        self.discount = 0.99
+        self.observe = None
         self.obss = np.zeros((self.memory_size, self.obs_dim), dtype=np.float32)
         self.acts = np.zeros((self.memory_size, self.act_dim), dtype=np.float32)
         self.rwds = np.zeros((self.memory_size,), dtype=np.float32)
@@ -75,8 +79,10 @@ class ReplayMem(object):
             raise ValueError("replay_memory %r stores 1-step transitions; n_step=%d needs a "
                              "memory that sums rewards ('nstep' or 'prioritized')"
                              % (settings.replay_memory, settings.n_step))
-        return cls(env.observation_space.flat_dim, env.action_space.flat_dim,
-                   settings.memory_size, discount=settings.discount, observe=observe)
+        memory = cls(env.observation_space.flat_dim, env.action_space.flat_dim,
+                     settings.memory_size)
+        memory.discount, memory.observe = settings.discount, observe
+        return memory
 
     # -- the example's methods ---------------------------------------------------------------
 
