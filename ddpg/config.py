@@ -30,7 +30,7 @@ from ddpg.kinds import (AUTO_SWITCH, AUTO_THREADS, CLOSED_UNIT, CONTEXT, FINITE,
                         OPTIMIZER, POSITIVE, POSITIVE_INT, POSITIVE_NUMBER, SWITCH, UPDATES,
                         VEC_ENV)
 
-__all__ = ["DDPGConfig", "TD3Config", "OBJECTS", "SAME_NAME", "CARTPOLE_MAX_PATH_LENGTH",
+__all__ = ["DDPGConfig", "TD3Config", "CONFIGS", "register_config", "OBJECTS", "SAME_NAME", "CARTPOLE_MAX_PATH_LENGTH",
            "FALLBACK_MAX_PATH_LENGTH", "setting", "check_relations", "check_goal_conflicts",
            "update_schedule", "raise_goal_conflicts"]
 
@@ -61,6 +61,25 @@ def setting(default, kind, doc, help=None,  # pylint: disable=redefined-builtin
         "checkpointed": checkpointed, "structural": structural})
 
 
+#: ``--algo`` name -> config class: every algorithm's settings, registered with
+#: :func:`register_config` (DDPG's first); :mod:`ddpg.hyperparams` builds its table from them.
+CONFIGS = {}
+
+
+def register_config(cls):
+    """Register the config class ``cls`` under its ``ALGORITHM`` name (a class decorator): its
+    fields join :data:`ddpg.hyperparams.TABLE`, its name the command line's ``--algo``. It
+    must extend :class:`DDPGConfig` (the settings every algorithm shares)."""
+    name = cls.ALGORITHM
+    if name in CONFIGS and CONFIGS[name] is not cls:
+        raise ValueError("an algorithm named %r is registered already (%s)"
+                         % (name, CONFIGS[name].__name__))
+    if CONFIGS and not issubclass(cls, CONFIGS["ddpg"]):
+        raise TypeError("%s must extend DDPGConfig" % cls.__name__)
+    CONFIGS[name] = cls
+    return cls
+
+
 def _documented(cls):
     """Append each field's documentation to the docstring of config class ``cls``."""
     own = [field for field in dataclasses.fields(cls) if field.name in cls.__annotations__]
@@ -71,6 +90,7 @@ def _documented(cls):
     return cls
 
 
+@register_config
 @_documented
 @dataclasses.dataclass(frozen=True)
 class DDPGConfig:
@@ -261,6 +281,7 @@ class DDPGConfig:
         return {name: getattr(self, name) for name in self.names()}
 
 
+@register_config
 @_documented
 @dataclasses.dataclass(frozen=True)
 class TD3Config(DDPGConfig):

@@ -132,6 +132,13 @@ class DDPG(BatchInputs):
         # JSON-able information saved in checkpoints' manifests (ddpg-train: its arguments)
         self.checkpoint_metadata = {}
 
+    def optimiser_settings(self, network):
+        """``(learning rate, gradient clip or None)`` of this run for the optimiser of
+        ``network`` (one of ``CHECKPOINT_OPTIMISED``): a restored optimiser state carries the
+        saved run's, and this run's settings win."""
+        return {"qfunc": (self.qfunc_lr, self.qfunc_grad_clip),
+                "policy": (self.policy_lr, self.policy_grad_clip)}[network]
+
     def close(self):
         """End the environments' worker processes (``vec_env="async"``; else nothing)."""
         self.loop.close()

@@ -26,10 +26,11 @@ when an optimizer name is checked), so that the algorithm modules and the experi
 can both use it.
 """
 import collections
+import collections.abc
 import dataclasses
 
-from ddpg.config import (CARTPOLE_MAX_PATH_LENGTH, FALLBACK_MAX_PATH_LENGTH, SAME_NAME,
-                         DDPGConfig, TD3Config, check_relations)
+from ddpg.config import (CARTPOLE_MAX_PATH_LENGTH, CONFIGS, FALLBACK_MAX_PATH_LENGTH,
+                         SAME_NAME, check_relations)
 from ddpg.kinds import (AUTO_SWITCH, AUTO_THREADS, CLOSED_UNIT, CONTEXT, FINITE, HALF_OPEN_UNIT,
                         HER_STRATEGY, INTEGER, NON_NEGATIVE, NON_NEGATIVE_INT, OPTIMIZER,
                         POSITIVE, POSITIVE_INT, POSITIVE_NUMBER, SWITCH, UPDATES, VEC_ENV, Kind,
@@ -40,7 +41,7 @@ __all__ = ["Kind", "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE", "POSITIVE_NUM
            "INTEGER", "UPDATES", "CONTEXT", "VEC_ENV", "HER_STRATEGY", "AUTO_SWITCH",
            "AUTO_THREADS", "Hyperparameter",
            "TABLE", "DEFAULT_ENV", "CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH",
-           "updates_per_sample", "get", "rows", "names", "checked_names", "defaults", "by_flag",
+           "updates_per_sample", "get", "algorithm_names", "rows", "names", "checked_names", "defaults", "by_flag",
            "checkpointed_names", "structural_names", "check", "check_flag_values",
            "from_flags"]
 
@@ -50,10 +51,11 @@ DEFAULT_ENV = "cartpole"
 
 class Hyperparameter(collections.namedtuple("Hyperparameter", [
         "name", "default", "kind", "help", "flag", "cli_default", "from_flag", "cli_options",
-        "checkpointed", "structural", "algorithms", "td3_default", "doc"])):
+        "checkpointed", "structural", "algorithms", "defaults", "doc"])):
     """One row of the table.
 
-    ``name``: the constructor argument; ``default``: DDPG's default (``td3_default``: TD3's);
+    ``name``: the constructor argument; ``default``: DDPG's default (the first algorithm's
+    that takes it), ``defaults``: ``{algorithm: default}`` of every algorithm that takes it;
     ``kind``: a :class:`Kind`; ``help``: the example's ``--help`` text; ``flag``: the
     example's argparse destination (None: no flag), ``cli_default`` its default,
     ``from_flag`` the function that turns the flag's value into the argument's and
@@ -70,41 +72,80 @@ class Hyperparameter(collections.namedtuple("Hyperparameter", [
 
 
 def _table():
-    """The rows, read from the config classes' fields: DDPGConfig's in order, then TD3's own.
-    A row's default is DDPG's (for TD3's own settings, TD3's)."""
-    ddpg_fields = {field.name: field for field in dataclasses.fields(DDPGConfig)}
-    td3_defaults = {field.name: field.default for field in dataclasses.fields(TD3Config)}
-    rows_ = []
-    for field in dataclasses.fields(TD3Config):
-        declared = ddpg_fields.get(field.name, field)
-        meta = declared.metadata
-        rows_.append(Hyperparameter(
-            field.name, declared.default, meta["kind"], meta["help"],
-            field.name if meta["flag"] == SAME_NAME else meta["flag"], meta["cli_default"],
-            meta["from_flag"], dict(meta["cli_options"]), meta["checkpointed"],
-            meta["structural"], ("ddpg", "td3") if field.name in ddpg_fields else ("td3",),
-            td3_defaults[field.name], meta["doc"]))
-    return tuple(rows_)
+    """The rows, read from the registered config classes' fields
+    (:data:`ddpg.config.CONFIGS`): DDPGConfig's in order, then each other algorithm's own. A
+    row's ``default`` is the first declaring algorithm's, ``defaults`` each one's."""
+    rows_, by_name = [], {}
+    for algorithm, config_class in CONFIGS.items():
+        own = set(config_class.__dataclass_fields__)
+        for field in dataclasses.fields(config_class):
+            if field.name not in by_name:
+                meta = field.metadata
+                by_name[field.name] = dict(
+                    name=field.name, default=field.default, kind=meta["kind"],
+                    help=meta["help"],
+                    flag=field.name if meta["flag"] == SAME_NAME else meta["flag"],
+                    cli_default=meta["cli_default"], from_flag=meta["from_flag"],
+                    cli_options=dict(meta["cli_options"]), checkpointed=meta["checkpointed"],
+                    structural=meta["structural"], algorithms=(), defaults={},
+                    doc=meta["doc"])
+                rows_.append(field.name)
+            if field.name in own:
+                row = by_name[field.name]
+                row["algorithms"] += (algorithm,)
+                row["defaults"][algorithm] = field.default
+    return tuple(Hyperparameter(**by_name[name]) for name in rows_)
 
 
-#: The table, in ``DDPG.__init__``'s order (then TD3's own arguments), read from the fields
-#: of :class:`ddpg.config.DDPGConfig` and :class:`ddpg.config.TD3Config`.
-TABLE = _table()
+_CACHE = {}
 
-_BY_NAME = {row.name: row for row in TABLE}
+
+def _current_table():
+    """The table of the algorithms registered now (built again after a registration)."""
+    key = tuple(CONFIGS.items())
+    if _CACHE.get("key") != key:
+        table = _table()
+        _CACHE.update(key=key, table=table, by_name={row.name: row for row in table})
+    return _CACHE
+
+
+class _Table(collections.abc.Sequence):
+    """The rows of the algorithms registered now, as a read-only sequence that follows the
+    registrations (an algorithm's module may register its config after this module loads)."""
+
+    def __getitem__(self, index):
+        return _current_table()["table"][index]
+
+    def __len__(self):
+        return len(_current_table()["table"])
+
+    def __repr__(self):
+        return "TABLE(%d rows)" % len(self)
+
+
+#: Every hyperparameter, in ``DDPG.__init__``'s order (then each other algorithm's own
+#: arguments), read from the registered config classes' fields.
+TABLE = _Table()
 
 
 def get(name):
     """The row of hyperparameter ``name`` (``KeyError`` naming the known ones)."""
+    by_name = _current_table()["by_name"]
     try:
-        return _BY_NAME[name]
+        return by_name[name]
     except KeyError:
-        raise KeyError("unknown hyperparameter %r; known: %s" % (name, ", ".join(_BY_NAME)))
+        raise KeyError("unknown hyperparameter %r; known: %s" % (name, ", ".join(by_name)))
+
+
+def algorithm_names():
+    """The ``--algo`` names of the registered algorithms, DDPG's first."""
+    return list(CONFIGS)
 
 
 def rows(algorithm=None):
     """The rows ``algorithm`` (``"ddpg"``, ``"td3"``; None: either) takes, in table order."""
-    return [row for row in TABLE if algorithm is None or algorithm in row.algorithms]
+    return [row for row in _current_table()["table"]
+            if algorithm is None or algorithm in row.algorithms]
 
 
 def names(algorithm=None):
@@ -118,14 +159,14 @@ def checked_names(algorithm=None):
 
 
 def defaults(algorithm="ddpg"):
-    """``{name: default}`` of the class ``algorithm`` names (``"ddpg"`` or ``"td3"``)."""
-    return {row.name: row.td3_default if algorithm == "td3" else row.default
-            for row in rows(algorithm)}
+    """``{name: default}`` of the algorithm ``algorithm`` names (``"ddpg"``, ``"td3"``, ...):
+    its own default where it declares one, else DDPG's."""
+    return {row.name: row.defaults.get(algorithm, row.default) for row in rows(algorithm)}
 
 
 def by_flag():
     """``{argparse destination: row}`` of the hyperparameters the example sets by a flag."""
-    return {row.flag: row for row in TABLE if row.flag is not None}
+    return {row.flag: row for row in _current_table()["table"] if row.flag is not None}
 
 
 def checkpointed_names(algorithm=None):
@@ -136,14 +177,14 @@ def checkpointed_names(algorithm=None):
 
 def structural_names():
     """The recorded arguments a checkpoint's contents depend on."""
-    return tuple(row.name for row in TABLE if row.structural)
+    return tuple(row.name for row in _current_table()["table"] if row.structural)
 
 
 def check(values):
     """Raise ``ValueError`` naming the first hyperparameter of ``values`` (``{name: value}``)
     out of its range, in table order, then for the replay memory's sizes that do not fit
     together. Names the table checks elsewhere (:attr:`Kind.checked_by`) are skipped."""
-    for row in TABLE:
+    for row in _current_table()["table"]:
         if row.name in values:
             row.check(values[row.name])
     check_relations(values)

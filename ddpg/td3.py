@@ -83,15 +83,9 @@ class TD3(DDPG):
         self.qfunc2 = qfunc2
         super(TD3, self)._build(env, policy, qfunc, strategy, config, eval_env, logger)
 
-    # the second critic shares the first one's learning rate and clip (checkpoint restores
-    # look these up by network name)
-    @property
-    def qfunc2_lr(self):
-        return self.qfunc_lr
-
-    @property
-    def qfunc2_grad_clip(self):
-        return self.qfunc_grad_clip
+    def optimiser_settings(self, network):
+        """DDPG's, and the second critic's: the first one's learning rate and clip."""
+        return super(TD3, self).optimiser_settings("qfunc" if network == "qfunc2" else network)
 
     def _target_q_symbol(self, qval_sym, act_sym, args):
         """min(Q1'(s', a~), Q2'(s', a~)) with a~ = clip(mu'(s') + noise, low, high)."""

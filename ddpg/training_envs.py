@@ -18,7 +18,10 @@ import copy
 import numpy as np
 
 from ddpg import faults
+from ddpg.checkpoint import env_state
 from ddpg.envs.vector import SyncVectorEnv, VectorEnvCallError, make_vector_env
+from ddpg.random_state import GeneratorState
+from ddpg.strategies import state_methods
 
 __all__ = ["TrainingEnvironments"]
 
@@ -49,6 +52,14 @@ def _strategy_copies(strategy, generators):
             copied.rng = generator
         copies.append(copied)
     return copies
+
+
+def _check_env_snapshot(env, snapshot, what):
+    env_state.prepare_env_restore(env, snapshot, what)  # raises ValueError on a mismatch
+
+
+def _restore_env_snapshot(env, snapshot, what):
+    env_state.prepare_env_restore(env, snapshot, what)()
 
 
 def _running_statistics(env):
@@ -119,6 +130,69 @@ class TrainingEnvironments(object):
         statistics = self._vector_env.apply(_running_statistics)[0]
         if statistics is not None:
             self.algo.env.set_param_values(statistics)
+
+    # -- state ---------------------------------------------------------------------------
+
+    def state_dict(self):
+        """What the environments hold that decides what they do next, as plain data:
+        ``envs``, each environment's snapshot (:mod:`ddpg.checkpoint.env_state`, captured
+        where it lives, in its worker process with ``vec_env="async"``), ``strategies``, each
+        one's strategy's ``state_dict()`` (None: a strategy without state), and
+        ``generators``, the states of environments 1 .. n - 1's generators (environment 0's
+        is numpy's global one, which a checkpoint saves with Python's)."""
+        return {"envs": self.vector.apply(env_state.capture_env_state),
+                "strategies": [state_methods(strategy).state_dict()
+                               for strategy in self.strategies],
+                "generators": [GeneratorState(generator).state_dict()
+                               for generator in self.generators[1:]]}
+
+    def load_state_dict(self, saved):
+        """Take :meth:`state_dict`'s ``saved`` back, everything checked before anything
+        changes (ValueError, TypeError or VectorEnvCallError)."""
+        applies = [self.prepare_env_states(saved["envs"]),
+                   self.prepare_strategy_states(saved["strategies"]),
+                   self.prepare_generator_states(saved["generators"])]
+        for apply in applies:
+            apply()
+
+    def prepare_env_states(self, snapshots):
+        """Check each environment's saved snapshot (``state_dict()["envs"]``, fewer than the
+        environments: the first ones) where it lives (ValueError, or VectorEnvCallError from
+        a worker, naming the environment); returns the function that restores them."""
+        named = [(snapshot, "environment" if index == 0 else "environment %d" % index)
+                 for index, snapshot in enumerate(snapshots)]
+        self.vector.apply(_check_env_snapshot, named)
+        return lambda: self.vector.apply(_restore_env_snapshot, named)
+
+    def prepare_strategy_states(self, states):
+        """Check each environment's saved strategy state (``state_dict()["strategies"]``;
+        None leaves a strategy as it is): ValueError or TypeError; returns the function that
+        loads them."""
+        loads = []
+        for strategy, state in zip(self.strategies, states):
+            if state is None:
+                continue
+            methods = state_methods(strategy)
+            methods.check_state_dict(state)
+            loads.append((methods, state))
+
+        def apply():
+            for methods, state in loads:
+                methods.load_state_dict(state)
+        return apply
+
+    def prepare_generator_states(self, states):
+        """Check environments 1 .. n - 1's saved generator states
+        (``state_dict()["generators"]``): ValueError; returns the function that loads
+        them."""
+        generators = [GeneratorState(generator) for generator in self.generators[1:]]
+        for generator, state in zip(generators, states):
+            generator.check_state_dict(state)
+
+        def apply():
+            for generator, state in zip(generators, states):
+                generator.load_state_dict(state)
+        return apply
 
     def close(self):
         """Stop the environments' worker processes, if any (``vec_env="async"``)."""

@@ -4,13 +4,16 @@ of it into a fresh instance gives the same behaviour afterwards, and a state tha
 fit is refused (``ValueError`` or ``TypeError``) before anything changes. Also the records
 ``ddpg.checkpoint.state`` saves for the strategies, which checkpoints on disk hold."""
 import random
+import types
 
 import mxnet as mx
+
 import numpy as np
 import pytest
 
 from ddpg.backend.statistics import Q_STAT_NAMES, UpdateStatistics
-from ddpg.checkpoint.state import _capture_strategy, _prepare_strategy
+from ddpg.checkpoint.state import _prepare_strategies, _strategy_record
+from ddpg.training_envs import TrainingEnvironments
 from ddpg.envs import Box, EnvSpec
 from ddpg.errors import CheckpointError
 from ddpg.obs_normalizer import ObservationNormalizer
@@ -240,6 +243,18 @@ def test_an_array_state_of_another_shape_is_refused_naming_both_shapes():
 
 # -- the records a checkpoint holds --------------------------------------------------------
 
+def _capture_strategy(strategy):
+    """The record a checkpoint saves of ``strategy``'s ``state_dict()``."""
+    return _strategy_record(state_methods(strategy).state_dict())
+
+
+def _prepare_strategy(strategy, record, path):
+    """What a restore checks and puts back of one environment's strategy record."""
+    algo = types.SimpleNamespace(strategy=strategy, seed=0, n_envs=1)
+    holder = types.SimpleNamespace(loop=types.SimpleNamespace(envs=TrainingEnvironments(algo)))
+    return _prepare_strategies(holder, [record], path)
+
+
 def test_the_saved_strategy_records_keep_their_kinds():
     ou = OUStrategy(spec())
     actions(ou, 2, seed=1)
@@ -438,3 +453,49 @@ def test_a_generator_of_one_s_own_draws_alike_after_a_round_trip():
     GeneratorState(other).load_state_dict(state)
     other.normal(size=4)
     np.testing.assert_array_equal(fresh.normal(size=3), other.normal(size=3))
+
+
+# -- the training environments --------------------------------------------------------------
+
+def test_the_environments_state_round_trips_and_they_continue_alike():
+    """Two environments with their OU processes and generators: the state of one run's
+    environments, loaded into another's, makes the next steps the same; a state of
+    another arrangement is refused before anything changes."""
+    from ckpt_helpers import build
+
+    def explored(algo, steps):
+        env = algo.env
+        for _ in range(steps):
+            algo.loop.explore_step(tuple(env.action_space.shape), env.action_space.flat_dim,
+                                   False)
+        memory = algo.memory
+        return memory.obss[:memory.size].copy(), memory.acts[:memory.size].copy()
+
+    first = build(n_envs=2, start_steps=4, memory_start_size=10 ** 3, seed=1)
+    first.loop.start()
+    explored(first, 6)
+    saved = first.loop.envs.state_dict()
+    assert len(saved["envs"]) == 2 and len(saved["generators"]) == 1
+    second = build(n_envs=2, start_steps=4, memory_start_size=10 ** 3, seed=1)
+    second.loop.start()
+    explored(second, 3)  # elsewhere in its episodes, its noise and its generators
+    second.loop.envs.load_state_dict(saved)
+    for index in (0, 1):  # the episodes (current observation, length) are the loop's
+        for name in ("obs", "end", "path_length", "path_return"):
+            setattr(second.loop.episode_of(index), name,
+                    getattr(first.loop.episode_of(index), name))
+    np.random.set_state(GlobalGenerators().state_dict()["np_random"])
+    state = np.random.get_state()
+    ours = explored(first, 5)
+    np.random.set_state(state)
+    theirs = explored(second, 5)
+    np.testing.assert_array_equal(ours[0][-10:], theirs[0][-10:])
+    np.testing.assert_array_equal(ours[1][-10:], theirs[1][-10:])
+    one_env = build(seed=1)
+    one_env.loop.start()
+    before = one_env.loop.envs.state_dict()
+    with pytest.raises(ValueError):
+        one_env.loop.envs.load_state_dict(dict(saved, envs=saved["envs"][:1],
+                                               strategies=[np.zeros(3)]))
+    after = one_env.loop.envs.state_dict()
+    np.testing.assert_array_equal(after["strategies"][0], before["strategies"][0])

@@ -68,7 +68,7 @@ def test_the_table_is_read_from_the_fields():
         assert (row.doc, row.help, row.structural) == (
             declared.metadata["doc"], declared.metadata["help"],
             declared.metadata["structural"]), row.name
-        assert row.td3_default == fields[row.name].default
+        assert row.defaults["td3"] == fields[row.name].default
         assert row.algorithms == (("ddpg", "td3") if row.name in DDPGConfig.names()
                                   else ("td3",))
 

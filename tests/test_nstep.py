@@ -1,11 +1,13 @@
 """n-step returns (ddpg.replay.nstep): the stored transitions against a NumPy computation on
 the recorded 1-step episodes, the target's discount ** k, resume, actors, and errors."""
+import os
+
 import numpy as np
 import pytest
 
+from ddpg.collection import actor_env_index
 from ddpg.envs import Box, CartpoleEnv, EnvSpec, Step, normalize
 from ddpg.errors import CheckpointError
-from ddpg.collection import actor_env_index
 from ddpg.replay import NStepReplayMem, TransitionBatch
 from ddpg.replay_mem import ReplayMem
 
@@ -351,3 +353,63 @@ def test_an_n_step_memory_samples_its_one_transition_and_refuses_to_sample_none(
     memory.add_sample([3], [0.5], 2.0, False, [4], 2)
     batch = memory.get_batch(3)
     assert batch[0][:, 0].tolist() == [3, 3, 3] and batch.horizons.tolist() == [2, 2, 2]
+
+
+def test_a_version_2_checkpoint_s_open_sums_move_into_the_restored_memory():
+    """tests/data/v2_nstep kept each environment's open sums in its training state
+    (``nstep_chain``); restored in this process, they are the memory's, item for item, each
+    bootstrapping from its environment's saved observation, and the saved training state
+    keeps none of them."""
+    import fixture_resume
+    from ddpg.checkpoint import CheckpointReader
+    path = os.path.join(fixture_resume.DATA, "v2_nstep")
+    counters = CheckpointReader(path).training_state()["counters"]
+    episodes = [counters] + counters["vector_episodes"]
+    assert all(episode["nstep_chain"] for episode in episodes)
+    algo = fixture_resume.build_nstep()
+    algo.restore(path)
+    for index, episode in enumerate(episodes):
+        chain = algo.memory.chains[index]
+        assert len(chain) == len(episode["nstep_chain"])
+        for (obs, act, total, k), saved in zip(chain, episode["nstep_chain"]):
+            np.testing.assert_array_equal(obs, np.asarray(saved[0], dtype=np.float64))
+            np.testing.assert_array_equal(act, np.asarray(saved[1], dtype=np.float64))
+            assert (total, k) == (float(saved[2]), int(saved[3]))
+        np.testing.assert_array_equal(algo.memory.bootstraps[index], episode["obs"])
+    assert not hasattr(algo.loop.state, "nstep_chain")
+
+
+def test_version_2_sums_of_deterministic_actors_move_to_their_environments_in_the_learner():
+    """A version-2 checkpoint of a run with actors kept each actor environment's open sums in
+    the actor's saved loop; they move into the learner's memory, under the index its steps
+    are stored under now (ddpg.collection.actor_env_index), and leave the saved states."""
+    from ddpg.checkpoint.upgrade import move_open_sums
+    from ddpg.errors import CheckpointError as Refused
+
+    def item(value):
+        return (np.full(2, value), np.full(1, -value), value * 10.0, 1)
+    actor_loop = {"obs": np.full(2, 9.0), "nstep_chain": [item(1.0), item(2.0)],
+                  "vector_episodes": [{"obs": np.full(2, 8.0), "nstep_chain": [item(3.0)]}]}
+    state = {"counters": {"obs": np.zeros(2), "nstep_chain": []},
+             "collector": {"actors": [{"loop": {"counters": {
+                 "obs": np.zeros(2), "nstep_chain": [],
+                 "vector_episodes": [{"obs": np.zeros(2), "nstep_chain": []}]}}},
+                 {"loop": {"counters": actor_loop}}]}}
+    memory = NStepReplayMem(2, 1, 10, n_step=3)
+    arrays = move_open_sums(None, state, memory, "ckpt")
+    slot_0, slot_1 = actor_env_index(2, 1, 0), actor_env_index(2, 1, 1)
+    assert arrays["chain_envs"].tolist() == [slot_0, slot_0, slot_1]
+    assert arrays["chain_totals"].tolist() == [10.0, 20.0, 30.0]
+    np.testing.assert_array_equal(arrays["chain_bootstraps"], [[9, 9], [9, 9], [8, 8]])
+    assert arrays["size"] == 0  # an empty memory's arrays, with the sums
+    memory.load_state_dict(arrays)
+    assert [entry[2] for entry in memory.chains[slot_0]] == [10.0, 20.0]
+    assert "nstep_chain" not in actor_loop and "nstep_chain" not in state["counters"]
+    assert "nstep_chain" not in actor_loop["vector_episodes"][0]
+    # a state without sums is left as it was; sums for a memory that keeps none: refused
+    assert move_open_sums("unchanged", {"counters": {"obs": None}}, memory, "ckpt") == \
+        "unchanged"
+    again = {"counters": {"obs": np.zeros(2), "nstep_chain": [item(1.0)]}}
+    with pytest.raises(Refused, match="ckpt has open n-step sums; this run's replay memory "
+                                      r"\(ReplayMem\) keeps none"):
+        move_open_sums(None, again, ReplayMem(2, 1, 10), "ckpt")

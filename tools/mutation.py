@@ -2,7 +2,7 @@
 
     pip install -r requirements-mutation.txt
     python tools/mutation.py                    # every core module (an hour or more on 1 core)
-    python tools/mutation.py utils replay_mem   # some of them
+    python tools/mutation.py utils replay.uniform   # some of them
     python tools/mutation.py --sample 25        # a seeded sample of 25 mutants a module
     python tools/mutation.py --retest-survivors # the survivors again, after adding tests
     python tools/mutation.py --report           # only print the results of earlier runs
@@ -35,7 +35,11 @@ MODULES = {
     "training_state": "ddpg/training_state.py",
     "evaluation": "ddpg/evaluation.py",
     "td3": "ddpg/td3.py",
-    "replay_mem": "ddpg/replay_mem.py",
+    "replay.uniform": "ddpg/replay/uniform.py",
+    "replay.batch": "ddpg/replay/batch.py",
+    "replay.registry": "ddpg/replay/registry.py",
+    "collection": "ddpg/collection.py",
+    "checkpoint.upgrade": "ddpg/checkpoint/upgrade.py",
     "strategies": "ddpg/strategies.py",
     "normalized_env": "ddpg/envs/normalized_env.py",
     "utils": "ddpg/utils.py",

@@ -172,8 +172,9 @@ def _apply_updater_states(algo, states):
                         dict(vars(updater.optimizer)))
             apply()
             done.append((updater, previous))
-            _keep_learning_rate(updater, getattr(algo, network + "_lr", None))
-            _keep_grad_clip(updater, algo, network)
+            lr, clip = algo.optimiser_settings(network)
+            _keep_learning_rate(updater, lr)
+            _keep_grad_clip(updater, clip)
     except BaseException:
         for updater, (states_, synced, optimizer, attributes) in reversed(done):
             updater.states, updater.states_synced, updater.optimizer = states_, synced, optimizer
@@ -190,10 +191,8 @@ def _keep_learning_rate(updater, lr):
         optimizer.set_learning_rate(lr)
 
 
-def _keep_grad_clip(updater, algo, network):
+def _keep_grad_clip(updater, clip):
     """The restored optimizer carries the checkpoint's gradient clip; this run's wins."""
     optimizer = getattr(updater, "optimizer", None)
-    name = network + "_grad_clip"
-    if optimizer is not None and hasattr(algo, name):
-        clip = getattr(algo, name)
+    if optimizer is not None:
         optimizer.clip_gradient = None if clip is None else float(clip)

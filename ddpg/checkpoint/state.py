@@ -25,19 +25,17 @@ import numpy as np
 from ddpg.checkpoint import env_state
 from ddpg.envs.vector import VectorEnvCallError
 from ddpg.errors import CheckpointError
-from ddpg.random_state import GeneratorState, GlobalGenerators
-from ddpg.strategies import state_methods
+from ddpg.random_state import GlobalGenerators
 from ddpg.training_state import STATE_FIELDS, EnvEpisode
 
 #: The training loop's state saved in training_state.json/.npz: TrainingState's fields.
 COUNTERS = STATE_FIELDS
 
 
-def _capture_strategy(strategy):
+def _strategy_record(state):
     """The saved record of a strategy's ``state_dict()`` (:func:`ddpg.strategies.state_methods`):
     ``kind`` "none" for no state, "state" for an array (OU noise's) and "custom" for any
     other plain data, the state under ``state``."""
-    state = state_methods(strategy).state_dict()
     if state is None:
         return {"kind": "none"}
     return {"kind": "state" if isinstance(state, np.ndarray) else "custom", "state": state}
@@ -57,13 +55,15 @@ def capture_training_state(algo):
         counters[name] = np.array(value, copy=True) if isinstance(value, np.ndarray) \
             else list(value) if isinstance(value, list) else value
     # each environment captured where it lives (a worker process with vec_env="async")
-    env_states = algo.loop.envs.vector.apply(env_state.capture_env_state)
+    environments = algo.loop.envs.state_dict()
+    env_states = environments["envs"]
+    strategies = [_strategy_record(saved) for saved in environments["strategies"]]
     generators = GlobalGenerators().state_dict()
     state = {
         "counters": counters,
         "np_random": generators["np_random"],
         "python_random": generators["python_random"],
-        "strategy": _capture_strategy(algo.strategy),
+        "strategy": strategies[0],
         "env": env_states[0],
         "eval_env": env_state.capture_env_state(algo.eval_env),
         "update_stats": _capture_update_stats(algo),
@@ -75,11 +75,8 @@ def capture_training_state(algo):
     if algo.n_envs > 1:
         counters["vector_episodes"] = [dataclasses.asdict(episode)
                                        for episode in algo.loop.state.vector_episodes]
-        state.update(vector_envs=env_states[1:],
-                     vector_strategies=[_capture_strategy(strategy)
-                                        for strategy in algo.loop.envs.strategies[1:]],
-                     vector_generators=[GeneratorState(generator).state_dict()
-                                        for generator in algo.loop.envs.generators[1:]])
+        state.update(vector_envs=env_states[1:], vector_strategies=strategies[1:],
+                     vector_generators=environments["generators"])
     collected = algo.loop.collector.get_checkpoint_state()
     if collected is not None:  # actors elsewhere (a run's own environments: None)
         state["collector"] = collected
@@ -108,17 +105,14 @@ def _prepare_collector(algo, saved, path, log):
     return algo.loop.collector.prepare_checkpoint_state(saved, path, log)
 
 
-def _prepare_strategy(strategy, saved, path):
-    """The function putting back a saved strategy record (checked first); a record of no
-    state leaves the strategy as it is."""
-    if saved["kind"] == "none":
-        return lambda: None
-    methods = state_methods(strategy)
+def _prepare_strategies(algo, records, path):
+    """The function putting back the saved strategy records (checked first); a record of no
+    state leaves its strategy as it is."""
+    states = [None if record["kind"] == "none" else record["state"] for record in records]
     try:
-        methods.check_state_dict(saved["state"])
+        return algo.loop.envs.prepare_strategy_states(states)
     except (ValueError, TypeError) as error:
         raise CheckpointError("the checkpoint %s has %s" % (path, error))
-    return lambda: methods.load_state_dict(saved["state"])
 
 
 def _prepare_update_stats(algo, saved, path):
@@ -170,22 +164,12 @@ def _check_environment_count(algo, state, counters, path):
                               "this one has %d (n_envs)" % (path, saved[0] + 1, algo.n_envs))
 
 
-def _check_env_snapshot(env, snapshot, what):
-    env_state.prepare_env_restore(env, snapshot, what)  # raises ValueError on a mismatch
-
-
-def _restore_env_snapshot(env, snapshot, what):
-    env_state.prepare_env_restore(env, snapshot, what)()
-
-
 def _prepare_environments(algo, state, path):
     """The function assigning every saved environment state (checked first, each
     environment where it lives)."""
-    snapshots = [(snapshot, "environment" if index == 0 else "environment %d" % index)
-                 for index, snapshot in enumerate([state["env"]]
-                                                  + list(state.get("vector_envs", [])))]
     try:
-        algo.loop.envs.vector.apply(_check_env_snapshot, snapshots)
+        apply_training_envs = algo.loop.envs.prepare_env_states(
+            [state["env"]] + list(state.get("vector_envs", [])))
         apply_eval_env = env_state.prepare_env_restore(algo.eval_env, state["eval_env"],
                                                        "evaluation environment")
     except VectorEnvCallError as error:
@@ -194,25 +178,17 @@ def _prepare_environments(algo, state, path):
         raise CheckpointError("%s (checkpoint %s)" % (error, path))
 
     def apply():
-        algo.loop.envs.vector.apply(_restore_env_snapshot, snapshots)
+        apply_training_envs()
         apply_eval_env()
     return apply
 
 
 def _prepare_vector_generators(algo, state, path):
     """The function assigning environments 1 .. n-1's generator states (checked first)."""
-    saved = state.get("vector_generators", [])
-    generators = [GeneratorState(generator) for generator in algo.loop.envs.generators[1:]]
-    for generator, generator_state in zip(generators, saved):
-        try:
-            generator.check_state_dict(generator_state)
-        except ValueError as error:
-            raise CheckpointError("the checkpoint %s has %s" % (path, error))
-
-    def apply():
-        for generator, generator_state in zip(generators, saved):
-            generator.load_state_dict(generator_state)
-    return apply
+    try:
+        return algo.loop.envs.prepare_generator_states(state.get("vector_generators", []))
+    except ValueError as error:
+        raise CheckpointError("the checkpoint %s has %s" % (path, error))
 
 
 def prepare_training_state(algo, state, path, log):
@@ -226,9 +202,8 @@ def prepare_training_state(algo, state, path, log):
     for episode in episodes:
         _check_observation(algo, episode.get("obs"), path)
     apply_environments = _prepare_environments(algo, state, path)
-    saved_strategies = [state["strategy"]] + list(state.get("vector_strategies", []))
-    apply_strategies = [_prepare_strategy(strategy, saved, path) for strategy, saved
-                        in zip(algo.loop.envs.strategies, saved_strategies)]
+    apply_strategies = _prepare_strategies(
+        algo, [state["strategy"]] + list(state.get("vector_strategies", [])), path)
     apply_generators = _prepare_vector_generators(algo, state, path)
     apply_stats = _prepare_update_stats(algo, state.get("update_stats"), path)
     apply_collector = _prepare_collector(algo, state.get("collector"), path, log)
@@ -245,8 +220,7 @@ def prepare_training_state(algo, state, path, log):
     def apply(memory):
         algo.loop.restore(restored, memory)
         GlobalGenerators().load_state_dict(state)
-        for apply_strategy in apply_strategies:
-            apply_strategy()
+        apply_strategies()
         apply_generators()
         apply_environments()
         apply_stats()

@@ -32,6 +32,9 @@ __all__ = ["ALGORITHMS", "CameraError", "make_env", "check_ctx", "build_env", "c
            "prepare_run", "make_strategy", "make_algorithm", "attach_actors"]
 
 #: The classes of run_ddpg.py's --algo values.
+#: ``--algo`` name -> algorithm class: the registration of an algorithm (its config class
+#: registers its settings, :func:`ddpg.config.register_config`); a test checks that the two
+#: name the same algorithms.
 ALGORITHMS = {"ddpg": DDPG, "td3": TD3}
 
 

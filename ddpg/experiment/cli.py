@@ -91,7 +91,7 @@ def build_parser(parser_class=argparse.ArgumentParser):
         formatter_class=HelpFormatter)
     _add_environment_flags(parser.add_argument_group("environment"))
     algo = parser.add_argument_group("algorithm (DDPG arguments)")
-    algo.add_argument("--algo", choices=["ddpg", "td3"], default="ddpg",
+    algo.add_argument("--algo", choices=hyperparams.algorithm_names(), default="ddpg",
                       help="td3: twin critics, target policy smoothing, delayed updates")
     for name in _ALGORITHM_FLAGS:
         add_hyperparameter(algo, name)

@@ -168,7 +168,8 @@ def _resolved(settings):
     settings = dict(_flag_defaults(), **settings)
     if settings.get("policy_delay", 0) is None:
         algorithm = settings.get("algo", "ddpg")
-        defaults = hyperparams.defaults(algorithm if algorithm in ("ddpg", "td3") else "ddpg")
+        known = algorithm in hyperparams.algorithm_names()
+        defaults = hyperparams.defaults(algorithm if known else "ddpg")
         settings = dict(settings, policy_delay=defaults["policy_delay"])
     return settings
 
