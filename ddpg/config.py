@@ -30,9 +30,9 @@ from ddpg.kinds import (AUTO_SWITCH, AUTO_THREADS, CLOSED_UNIT, CONTEXT, FINITE,
                         OPTIMIZER, POSITIVE, POSITIVE_INT, POSITIVE_NUMBER, SWITCH, UPDATES,
                         VEC_ENV)
 
-__all__ = ["DDPGConfig", "TD3Config", "CONFIGS", "register_config", "OBJECTS", "SAME_NAME", "CARTPOLE_MAX_PATH_LENGTH",
-           "FALLBACK_MAX_PATH_LENGTH", "setting", "check_relations", "check_goal_conflicts",
-           "update_schedule", "raise_goal_conflicts"]
+__all__ = ["DDPGConfig", "TD3Config", "CONFIGS", "register_config", "OBJECTS", "SAME_NAME",
+           "CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "setting", "check_relations",
+           "check_goal_conflicts", "update_schedule", "raise_goal_conflicts"]
 
 #: The constructor arguments that are objects, not settings (not fields of a config).
 OBJECTS = ("env", "policy", "qfunc", "strategy", "eval_env", "logger", "qfunc2")

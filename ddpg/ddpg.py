@@ -12,6 +12,8 @@ their own: the executor bindings (:mod:`ddpg.executors`), the training loop, own
 run's state and replay memory (:class:`ddpg.training.TrainingLoop`), and the evaluation
 rollouts with the epoch's statistics (:mod:`ddpg.evaluation`).
 """
+from collections import OrderedDict
+
 import numpy as np
 
 from ddpg import checkpoint, evaluation, executors, faults, options
@@ -131,6 +133,19 @@ class DDPG(BatchInputs):
         self.loop = TrainingLoop(self)
         # JSON-able information saved in checkpoints' manifests (ddpg-train: its arguments)
         self.checkpoint_metadata = {}
+
+    def network_params(self, network):
+        """``{name: NDArray}`` of ``network``'s parameters (one of ``CHECKPOINT_NETWORKS``),
+        views of the running executors' arrays, inputs left out: what a checkpoint saves and
+        restores in place, however the arrays are laid out."""
+        arg_dict = getattr(self, network).arg_dict
+        return OrderedDict((name, array) for name, array in arg_dict.items()
+                           if name not in checkpoint.INPUT_NAMES)
+
+    def network_updater(self, network):
+        """The MXNet updater of ``network`` (one of ``CHECKPOINT_OPTIMISED``): its optimiser
+        and per-parameter state, which a checkpoint saves and restores."""
+        return getattr(self, network).updater
 
     def optimiser_settings(self, network):
         """``(learning rate, gradient clip or None)`` of this run for the optimiser of

@@ -39,11 +39,10 @@ from ddpg.kinds import (AUTO_SWITCH, AUTO_THREADS, CLOSED_UNIT, CONTEXT, FINITE,
 __all__ = ["Kind", "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE", "POSITIVE_NUMBER",
            "NON_NEGATIVE", "CLOSED_UNIT", "HALF_OPEN_UNIT", "FINITE", "OPTIMIZER", "SWITCH",
            "INTEGER", "UPDATES", "CONTEXT", "VEC_ENV", "HER_STRATEGY", "AUTO_SWITCH",
-           "AUTO_THREADS", "Hyperparameter",
-           "TABLE", "DEFAULT_ENV", "CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH",
-           "updates_per_sample", "get", "algorithm_names", "rows", "names", "checked_names", "defaults", "by_flag",
-           "checkpointed_names", "structural_names", "check", "check_flag_values",
-           "from_flags"]
+           "AUTO_THREADS", "Hyperparameter", "TABLE", "DEFAULT_ENV", "CARTPOLE_MAX_PATH_LENGTH",
+           "FALLBACK_MAX_PATH_LENGTH", "updates_per_sample", "get", "algorithm_names", "rows",
+           "names", "checked_names", "defaults", "by_flag", "checkpointed_names",
+           "structural_names", "check", "check_flag_values", "from_flags"]
 
 #: The environment of the original run.py (--env's default): the cart-pole.
 DEFAULT_ENV = "cartpole"

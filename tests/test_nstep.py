@@ -409,6 +409,10 @@ def test_version_2_sums_of_deterministic_actors_move_to_their_environments_in_th
     # a state without sums is left as it was; sums for a memory that keeps none: refused
     assert move_open_sums("unchanged", {"counters": {"obs": None}}, memory, "ckpt") == \
         "unchanged"
+    malformed = {"counters": {"obs": np.zeros(2),
+                              "nstep_chain": [(np.zeros(5), np.zeros(1), 1.0, 1)]}}
+    with pytest.raises(Refused, match=r"^the checkpoint ckpt has malformed n-step sums \("):
+        move_open_sums(None, malformed, memory, "ckpt")
     again = {"counters": {"obs": np.zeros(2), "nstep_chain": [item(1.0)]}}
     with pytest.raises(Refused, match="ckpt has open n-step sums; this run's replay memory "
                                       r"\(ReplayMem\) keeps none"):

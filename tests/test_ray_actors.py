@@ -133,7 +133,8 @@ def test_a_chunk_is_the_loop_s_transitions_in_order_with_their_episodes():
     # 10 steps each: one ended episode per environment, its return the rewards' sum
     assert len(chunk["returns"]) == 2
     for env, episode_return in enumerate(chunk["returns"]):
-        np.testing.assert_allclose(episode_return, stored(chunk, "rwd")[env::2][:7].sum(), rtol=1e-5)
+        np.testing.assert_allclose(episode_return, stored(chunk, "rwd")[env::2][:7].sum(),
+                                   rtol=1e-5)
     # the policy acts (start_steps 0): the action is mu(s) plus OU noise, within bounds
     assert np.all(np.abs(stored(chunk, "act")) <= 1.0)
     following = actor.collect()
@@ -839,3 +840,38 @@ def test_both_collectors_keep_the_one_update_schedule(fake_ray):
         # transitions 40, 60, ..., 120 make 3 updates each (with chunks of 20 steps, the
         # memory holds 40 at the second chunk, as locally at the 40th step)
         assert (collector, algo.itr) == (collector, 3 * 5)
+
+
+def test_each_actor_environment_has_an_index_of_its_own_after_the_learner_s():
+    """The learner's own environments are 0 .. n_envs - 1; actor k's environment i is
+    n_envs * (k + 1) + i: contiguous after them, none shared."""
+    for n_envs in (1, 2, 3):
+        indices = [actor_env_index(n_envs, actor, index)
+                   for actor in range(4) for index in range(n_envs)]
+        assert indices == list(range(n_envs, n_envs * 5))
+
+
+def test_a_recorded_step_is_stored_flat_in_float64():
+    """Matrix observations and actions are recorded flat, at full precision, and come back
+    as the same transitions."""
+    from ddpg.collection import StepRecorder, recorded_steps
+    from ddpg.replay import Transition
+    recorder = StepRecorder(4, 2)
+    obs, nxt = np.arange(4.0).reshape(2, 2) / 3, np.arange(4.0, 8.0).reshape(2, 2) / 3
+    recorder.add(Transition(obs, np.array([[0.25, -0.5]]), 1.0 / 3, True, nxt,
+                            np.array([0.1, 0.2])), 1)
+    recorder.end_episode(1)
+    arrays = recorder.take()
+    assert recorder.events == [] and arrays["env"].tolist() == [1, 1]
+    assert arrays["stored"].tolist() == [True, False]
+    np.testing.assert_array_equal(arrays["obs"][0], obs.reshape(-1))
+    np.testing.assert_array_equal(arrays["nxt"][0], nxt.reshape(-1))
+    np.testing.assert_array_equal(arrays["act"][0], [0.25, -0.5])
+    assert arrays["rwd"][0] == 1.0 / 3 and arrays["end"].tolist() == [1.0, 0.0]
+    np.testing.assert_array_equal(arrays["achieved"], [[0.1, 0.2], [0.0, 0.0]])
+    (index, step), (other, end) = recorded_steps(arrays, 4, 2)
+    assert (index, other, end) == (1, 1, None)
+    np.testing.assert_array_equal(step.nxt, nxt.reshape(-1))
+    assert step.end is True and step.rwd == 1.0 / 3
+    with pytest.raises(ValueError, match="recorded obs of shape"):
+        recorded_steps(arrays, 5, 2)

@@ -339,3 +339,27 @@ def test_the_uniform_kind_refuses_n_step_sums():
     algo = build(replay_memory="uniform", n_step=3)
     with pytest.raises(ValueError, match="n_step=3 needs a memory that sums rewards"):
         algo.train()
+
+
+def test_bootstrap_discounts_are_float32_arithmetic_whatever_the_inputs_types():
+    """Ends and horizons may come as float64, integers or a column; the discounts are
+    computed in float32 from them, as the update's float32 arrays would be, and come out
+    flat."""
+    from ddpg.replay import bootstrap_discounts
+    ends = np.array([0.0, 1.0, 0.0, 0.0, 0.0])  # float64
+    horizons = np.array([[1], [2], [3], [4], [5]])  # int64, a column
+    got = bootstrap_discounts(ends, 0.97, horizons)
+    g = np.float32(0.97)
+    want = (np.float32(1.0) - ends.astype(np.float32)) \
+        * np.power(g, horizons.reshape(-1).astype(np.float32))
+    assert got.dtype == np.float32 and got.shape == (5,)
+    np.testing.assert_array_equal(got, want)
+    # a discount whose float32 power differs from the float64 power rounded once: the
+    # horizons are taken as float32, as the update's arrays are
+    rounded = bootstrap_discounts(np.zeros(1), 0.9278325438499451, np.array([3]))
+    np.testing.assert_array_equal(rounded, np.power(np.float32(0.9278325438499451),
+                                                    np.float32(3), dtype=np.float32)[None])
+    assert rounded[0] != np.float32(np.float64(np.float32(0.9278325438499451)) ** 3)
+    one_step = bootstrap_discounts(ends, 0.97)
+    assert one_step.dtype == np.float32
+    np.testing.assert_array_equal(one_step, (np.float32(1.0) - ends.astype(np.float32)) * g)

@@ -8,8 +8,9 @@ training script's arguments (``python -m ddpg.export``, ``examples/evaluate.py``
     ``"gym"`` with its ``id`` (None when the gymnasium environment has no registered id),
     its ``library`` and ``make_kwargs``, and for a goal-conditioned one the ``goal_layout``
     of the flat vector the networks see (``{"observation": n, "desired_goal": g}``: ``n``
-    values of the observation, then ``g`` of the desired goal); ``"cartpole"`` (the library's ``CartpoleEnv``) with
-    ``reset_quirk``; or ``"other"`` (any rllab-style environment); and its ``class``;
+    values of the observation, then ``g`` of the desired goal); ``"cartpole"`` (the
+    library's ``CartpoleEnv``) with ``reset_quirk``; or ``"other"`` (any rllab-style
+    environment); and its ``class``;
 ``normalize``
     ``normalize()``'s settings (``scale_reward``, ``normalize_obs``, ``normalize_reward``,
     ``obs_alpha``, ``reward_alpha``), or None when the environment was not normalised;

@@ -17,14 +17,10 @@ INPUT_NAMES = ("obs", "act", "yval", "weight")
 
 
 def network_params(algo, network):
-    """``{name: NDArray}`` of one network's parameters, views into the running executor.
-
-    Read and written only through the executors' ``arg_dict`` (in place, ``arr[:] = value``),
-    so it works however the arrays are laid out in memory.
-    """
-    arg_dict = getattr(algo, network).arg_dict
-    return OrderedDict((name, array) for name, array in arg_dict.items()
-                       if name not in INPUT_NAMES)
+    """``{name: NDArray}`` of one network's parameters, as the algorithm gives them
+    (``algo.network_params(network)``): views into the running executors, read and written
+    in place (``arr[:] = value``), so it works however the arrays are laid out in memory."""
+    return algo.network_params(network)
 
 
 def all_network_params(algo):

@@ -151,7 +151,7 @@ def _check_hyperparameters(algo, manifest, path, log):
 def _prepare_updater_state(algo, network, reader):
     """Read and check one optimiser's saved state; return the function applying it."""
     kind, tree, arrays = reader.updater_states(network)
-    updater = getattr(algo, network).updater
+    updater = algo.network_updater(network)
     shapes = [array.shape for array in network_params(algo, network).values()]
     try:
         if kind == "pickle":
@@ -167,7 +167,7 @@ def _apply_updater_states(algo, states):
     done = []
     try:
         for network, apply in states.items():
-            updater = getattr(algo, network).updater
+            updater = algo.network_updater(network)
             previous = (updater.states, updater.states_synced, updater.optimizer,
                         dict(vars(updater.optimizer)))
             apply()

@@ -11,12 +11,14 @@ training environments (``n_envs``), environment 0 is saved as above and the othe
 through actors (:mod:`ddpg.distributed`) adds their state under ``collector``, one with
 ``obs_norm`` its observation normaliser's statistics under ``obs_normalizer``.
 
-The generators, the strategies, the update statistics and the normaliser give their state
-through ``state_dict()`` and take it back through ``check_state_dict``/``load_state_dict``
-(:mod:`ddpg.random_state`, :func:`ddpg.strategies.state_methods`); this module saves what they
-give under the keys above. :func:`capture_training_state` gives that state as a dict;
-:func:`prepare_training_state` checks a saved one against an algorithm without changing anything and returns the function
-that assigns it, so that a restore fails before its first change.
+The environments (with their strategies and generators:
+:meth:`ddpg.training_envs.TrainingEnvironments.state_dict`), the global generators, the
+update statistics and the normaliser give their state through ``state_dict()`` and take it
+back, checked first (:mod:`ddpg.random_state`, :func:`ddpg.strategies.state_methods`); this
+module saves what they give under the keys above. :func:`capture_training_state` gives that
+state as a dict; :func:`prepare_training_state` checks a saved one against an algorithm
+without changing anything and returns the function that assigns it, so that a restore fails
+before its first change.
 """
 import dataclasses
 

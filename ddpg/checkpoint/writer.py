@@ -62,7 +62,7 @@ def _write_optimizers(algo, folder):
     """Write every optimiser's state as NDArrays and JSON; return the file names."""
     filenames = []
     for network in optimised_of(algo):
-        json_tree, ndarrays = optimizer_state.capture(getattr(algo, network).updater)
+        json_tree, ndarrays = optimizer_state.capture(algo.network_updater(network))
         mx.nd.save(os.path.join(folder, optimizer_arrays_file(network)), ndarrays)
         _write_json(os.path.join(folder, optimizer_json_file(network)), json_tree)
         filenames += [optimizer_arrays_file(network), optimizer_json_file(network)]
