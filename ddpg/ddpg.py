@@ -28,12 +28,13 @@ from ddpg.backend.fpu import flushing_denormals
 from ddpg.backend.mxnet_log import filters_mxnet_info
 from ddpg.backend.flat import PackedInputs, soft_update
 from ddpg.batch_inputs import BatchInputs
+from ddpg.network_state import NetworkState
 from ddpg.replay import memory_class
 from ddpg.backend.statistics import UpdateStatistics
 
 
 @with_state_views
-class DDPG(BatchInputs):
+class DDPG(BatchInputs, NetworkState):
     """The DDPG algorithm (Lillicrap et al., 2015) as in the MXNet example.
 
     The arguments up to ``seed`` are the original's, with its defaults, except ``ctx``: ``None``

@@ -499,3 +499,82 @@ def test_the_environments_state_round_trips_and_they_continue_alike():
                                                strategies=[np.zeros(3)]))
     after = one_env.loop.envs.state_dict()
     np.testing.assert_array_equal(after["strategies"][0], before["strategies"][0])
+    # an environment's snapshot that does not fit is named by its index
+    from ddpg.envs.vector import VectorEnvCallError
+    with pytest.raises(VectorEnvCallError,
+                       match="the checkpoint's environment 1 state is not a dict"):
+        second.loop.envs.load_state_dict(dict(saved, envs=[saved["envs"][0], "broken"]))
+
+
+def test_the_run_s_own_environments_say_they_take_over_from_actors():
+    from ddpg.collection import LocalCollector
+    messages = []
+    apply = LocalCollector(None).prepare_checkpoint_state({"mode": "deterministic"}, "P",
+                                                          messages.append)
+    apply()
+    assert messages == ["The checkpoint P was collected by actors; this run collects with "
+                        "its own environments"]
+    LocalCollector(None).prepare_checkpoint_state(None, "P", messages.append)()
+    assert len(messages) == 1
+
+
+# -- the networks and their optimisers ---------------------------------------------------------
+
+def test_the_networks_state_round_trips_and_the_next_updates_are_the_same():
+    """Parameters and optimiser states (Adam's moments and step counts) of one trained
+    algorithm, loaded into another, make the next updates give the same parameters; the
+    state is a copy, and a state of other layouts is refused before anything changes."""
+    from ckpt_helpers import all_params, build
+    trained = build(n_epochs=1, epoch_length=120, seed=1)
+    trained.train()
+    saved = trained.networks_state_dict()
+    assert list(saved["params"]) == ["qfunc", "qfunc_target", "policy", "policy_target"]
+    assert list(saved["optimizers"]) == ["qfunc", "policy"]
+    other = build(n_epochs=1, epoch_length=120, seed=2)
+    other.load_networks_state_dict(saved)
+    np.random.seed(5)
+    batch = trained.memory.sample(trained.batch_size)
+    for algo in (trained, other):
+        for itr in range(3):
+            algo.do_update(1000 + itr, batch)
+    for name, value in all_params(trained).items():
+        np.testing.assert_array_equal(all_params(other)[name], value, err_msg=name)
+    # the saved copy did not follow the updates
+    assert not np.array_equal(saved["params"]["qfunc"][next(iter(saved["params"]["qfunc"]))],
+                              trained.network_params("qfunc")[
+                                  next(iter(saved["params"]["qfunc"]))].asnumpy())
+    wider = build(hidden=8, seed=2)
+    before = all_params(wider)
+    with pytest.raises(ValueError, match="qfunc's parameters are"):
+        wider.load_networks_state_dict(saved)
+    for name, value in all_params(wider).items():
+        np.testing.assert_array_equal(value, before[name], err_msg=name)
+
+
+def test_loaded_optimiser_states_keep_this_run_s_settings_and_refusals_say_why():
+    """A loaded optimiser state carries the saved run's learning rate and clip; this run's
+    own win (as on a checkpoint's restore). A state of other networks or layouts is refused
+    with a message that says which."""
+    from ckpt_helpers import build
+    saved = build(seed=1).networks_state_dict()
+    clipped = build(seed=2, qfunc_grad_clip=1.5, qfunc_lr=3e-4)
+    clipped.load_networks_state_dict(saved)
+    optimizer = clipped.network_updater("qfunc").optimizer
+    assert (optimizer.clip_gradient, optimizer.lr) == (1.5, 3e-4)
+    assert clipped.network_updater("policy").optimizer.clip_gradient is None
+    td3 = build_td3_state()
+    with pytest.raises(ValueError) as error:
+        clipped.load_networks_state_dict(td3)
+    assert str(error.value) == (
+        "the state holds the networks ['qfunc', 'qfunc_target', 'qfunc2', 'qfunc2_target', "
+        "'policy', 'policy_target']; this algorithm has ['qfunc', 'qfunc_target', 'policy', "
+        "'policy_target']")
+    with pytest.raises(ValueError, match=r"^qfunc's parameters are \{.*\} in the state and "
+                                         r"\{.*\} here$"):
+        build(hidden=8).load_networks_state_dict(saved)
+
+
+def build_td3_state():
+    from ckpt_helpers import make_env
+    from helpers import build_algorithm
+    return build_algorithm("td3", env=make_env("cartpole")).networks_state_dict()

@@ -15,7 +15,7 @@ EXAMPLE_MODULES = ["ddpg", "td3", "policies", "qfuncs", "replay_mem", "strategie
 CORE_MODULES = ["__init__", "version", "executors", "batch_inputs", "training",
                 "training_state", "training_envs", "transition_storage", "obs_normalizer",
                 "evaluation", "hyperparams", "config", "kinds", "faults", "options", "plain_data",
-                "random_state", "collection"]
+                "random_state", "collection", "network_state"]
 COMMANDS = ["plot", "export", "__main__"]  # python -m ddpg.plot / ddpg.export / ddpg
 SUBPACKAGES = ["backend", "checkpoint", "distributed", "envs", "experiment", "logging",
                "rendering", "replay"]

@@ -875,3 +875,36 @@ def test_a_recorded_step_is_stored_flat_in_float64():
     assert step.end is True and step.rwd == 1.0 / 3
     with pytest.raises(ValueError, match="recorded obs of shape"):
         recorded_steps(arrays, 5, 2)
+
+
+@pytest.mark.parametrize("collector", ["local", "ray"])
+def test_the_collector_contract(fake_ray, collector, tmp_path):
+    """What either collector must give the loop: every environment step of the epochs,
+    counted once; every stored transition in the memory (1-step here: one per step that
+    was not dropped); the episodes' returns in the row; a checkpoint that resumes."""
+    rows = []
+    algo = cartpole_algo(n_epochs=2, epoch_length=80, n_envs=2)
+    if collector == "ray":
+        RayActors(algo, 2, chunk=20).attach()
+    try:
+        algo.train(epoch_callback=rows_of_each_epoch(rows))
+        algo.save(str(tmp_path / "ckpt"))
+    finally:
+        algo.close()
+    assert algo.total_env_steps == 160 and [row["TotalEnvSteps"] for row in rows] == [80, 160]
+    assert algo.memory.size == 160  # bootstrap_truncated: no step dropped
+    assert all(row["NumEsEpisodes"] > 0 for row in rows)
+    assert algo.episode == sum(row["NumEsEpisodes"] for row in rows)
+    # one update a transition, every transition of the turn (a step of both environments,
+    # a chunk) that brings the memory to 40 and of each turn after it
+    turn = 2 if collector == "local" else 20
+    assert (collector, algo.itr) == (collector, 160 - 40 + turn)
+    resumed = cartpole_algo(n_epochs=3, epoch_length=80, n_envs=2)
+    if collector == "ray":
+        RayActors(resumed, 2, chunk=20).attach()
+    try:
+        resumed.restore(str(tmp_path / "ckpt"))
+        resumed.train()
+    finally:
+        resumed.close()
+    assert resumed.total_env_steps == 240 and resumed.memory.size == 240

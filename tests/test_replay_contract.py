@@ -363,3 +363,17 @@ def test_bootstrap_discounts_are_float32_arithmetic_whatever_the_inputs_types():
     one_step = bootstrap_discounts(ends, 0.97)
     assert one_step.dtype == np.float32
     np.testing.assert_array_equal(one_step, (np.float32(1.0) - ends.astype(np.float32)) * g)
+
+
+def test_the_example_s_memory_samples_with_ddpg_s_default_discount():
+    """ReplayMem keeps the example's constructor; built that way, its batches bootstrap with
+    DDPG's default discount, 0.99."""
+    memory = ReplayMem(1, 1, 10)
+    for i in range(4):
+        memory.add_sample([i], [0.0], 1.0, i == 3, [i + 1])
+    ends = memory.sample(6)[3]
+    batch_discounts = memory.sample(6)
+    np.testing.assert_array_equal(
+        batch_discounts.discounts,
+        (np.float32(1.0) - np.asarray(batch_discounts[3], np.float32)) * np.float32(0.99))
+    assert len(ends) == 6

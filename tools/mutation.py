@@ -40,6 +40,7 @@ MODULES = {
     "replay.registry": "ddpg/replay/registry.py",
     "collection": "ddpg/collection.py",
     "checkpoint.upgrade": "ddpg/checkpoint/upgrade.py",
+    "network_state": "ddpg/network_state.py",
     "strategies": "ddpg/strategies.py",
     "normalized_env": "ddpg/envs/normalized_env.py",
     "utils": "ddpg/utils.py",
@@ -91,6 +92,14 @@ UNREACHABLE_LAYOUT_LABEL = (
     "cannot raise: a target's parameters are inferred from the online network's own symbol "
     "and input shapes")
 EQUIVALENT = {
+    "ddpg.training_envs.x__restore_env_snapshot__mutmut_3": (
+        "env_state.prepare_env_restore(env, snapshot, None)()",
+        "the label names the environment in prepare_env_restore's errors, and the restore "
+        "runs only after the same snapshot passed the same check with its label"),
+    "ddpg.replay.uniform.xǁReplayMemǁend_episode__mutmut_1": (
+        "def end_episode(self, env_index=1):",
+        "the uniform memory keeps no episode state: its end_episode does nothing, whichever "
+        "environment it names"),
     "ddpg.distributed.actor.xǁExperienceActorǁcollect__mutmut_24": (
         "loop.explore_step(action_shape, act_dim, True)",
         "an actor's logger is a fresh Logger with no TensorBoard output, so asking its "

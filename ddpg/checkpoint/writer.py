@@ -1,9 +1,10 @@
 """Saving: an algorithm's complete training state written to a checkpoint folder.
 
-:func:`save` fills a temporary folder (:mod:`ddpg.checkpoint.atomic`) with the networks'
-parameters, the optimisers' states (:mod:`ddpg.checkpoint.optimizer_state`), the replay
-memory (:mod:`ddpg.checkpoint.replay_memory`) and the training state
-(:mod:`ddpg.checkpoint.state`), each fsynced and described, and the manifest
+:func:`save` fills a temporary folder (:mod:`ddpg.checkpoint.atomic`) with what the parts of
+the algorithm give as their state: the networks' parameters and the optimisers' states
+(``algo.networks_state_dict()``, :mod:`ddpg.network_state`), the replay memory's
+(:mod:`ddpg.checkpoint.replay_memory`) and the training state (:mod:`ddpg.checkpoint.state`),
+each fsynced and described, and the manifest
 (:mod:`ddpg.checkpoint.manifest`) last; then swaps it in. :func:`save_interrupted` is what
 ``DDPG.train`` calls on Ctrl-C.
 """
@@ -12,13 +13,11 @@ import os
 
 import mxnet as mx
 
-from ddpg.checkpoint import optimizer_state
 from ddpg.checkpoint.atomic import fsync_dir, sync_and_describe, write_atomically
 from ddpg.checkpoint.format import (MANIFEST, MEMORY, STATE_ARRAYS, STATE_JSON,
                                     optimizer_arrays_file, optimizer_json_file, params_file)
 from ddpg.checkpoint.manifest import build_manifest, write_manifest
 from ddpg.checkpoint.npz_file import write_npz
-from ddpg.checkpoint.networks import network_params, networks_of, optimised_of
 from ddpg.checkpoint.replay_memory import write_memory
 from ddpg.checkpoint.state import capture_training_state
 from ddpg.plain_data import encode
@@ -30,7 +29,8 @@ def save(algo, path):
 
 
 def _write_folder(algo, folder):
-    filenames = _write_networks(algo, folder) + _write_optimizers(algo, folder)
+    networks = algo.networks_state_dict()
+    filenames = _write_networks(networks, folder) + _write_optimizers(networks, folder)
     if algo.memory is not None:
         write_memory(algo.memory, os.path.join(folder, MEMORY))
         filenames.append(MEMORY)
@@ -47,22 +47,23 @@ def _write_folder(algo, folder):
     fsync_dir(folder)
 
 
-def _write_networks(algo, folder):
-    """Write every network's parameters (on the CPU); return the file names."""
+def _write_networks(networks, folder):
+    """Write every network's parameters (``networks_state_dict()["params"]``, float32, in
+    MXNet's own format); return the file names."""
     filenames = []
-    for network in networks_of(algo):
-        params = network_params(algo, network)
+    for network, params in networks["params"].items():
         mx.nd.save(os.path.join(folder, params_file(network)),
-                   {name: array.copyto(mx.cpu()) for name, array in params.items()})
+                   {name: mx.nd.array(value, ctx=mx.cpu(), dtype=value.dtype)
+                    for name, value in params.items()})
         filenames.append(params_file(network))
     return filenames
 
 
-def _write_optimizers(algo, folder):
-    """Write every optimiser's state as NDArrays and JSON; return the file names."""
+def _write_optimizers(networks, folder):
+    """Write every optimiser's state (``networks_state_dict()["optimizers"]``) as NDArrays
+    and JSON; return the file names."""
     filenames = []
-    for network in optimised_of(algo):
-        json_tree, ndarrays = optimizer_state.capture(algo.network_updater(network))
+    for network, (json_tree, ndarrays) in networks["optimizers"].items():
         mx.nd.save(os.path.join(folder, optimizer_arrays_file(network)), ndarrays)
         _write_json(os.path.join(folder, optimizer_json_file(network)), json_tree)
         filenames += [optimizer_arrays_file(network), optimizer_json_file(network)]
