@@ -37,6 +37,7 @@ class LocalCollector(object):
 
     def __init__(self, loop):
         self.loop = loop
+        self._action_shapes = None  # (the shape the environment takes, the flat size)
 
     def start(self):
         """Nothing to start: the loop starts its environments' episodes."""
@@ -47,9 +48,10 @@ class LocalCollector(object):
 
     def collect(self, loop, log_scalars):
         """A step of every environment, stored; returns the steps taken (``n_envs``)."""
-        env = loop.algo.env
-        loop.explore_step(tuple(env.action_space.shape), env.action_space.flat_dim,
-                          log_scalars)
+        if self._action_shapes is None:  # flat_dim is a product over the shape: once
+            space = loop.algo.env.action_space
+            self._action_shapes = (tuple(space.shape), space.flat_dim)
+        loop.explore_step(*self._action_shapes, log_scalars)
         return loop.algo.n_envs
 
     def after_updates(self, loop, itr_before):
