@@ -118,7 +118,6 @@ class DDPG(BatchInputs, NetworkState):
             setattr(self, name, bool(getattr(self, name)))
         self.policy_delay, self.n_envs = int(self.policy_delay), int(self.n_envs)
         options.check_goal_settings(self)  # the environment's side (the config: the rest)
-        self._train_freq, self._gradient_steps = config.update_schedule()
         # the replay memory's kind (ValueError for an unregistered replay_memory): whether
         # its batches carry importance weights decides the Q loss's inputs
         self._memory_class = memory_class(config)

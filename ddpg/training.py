@@ -45,7 +45,7 @@ from ddpg.collection import LocalCollector, recorded_steps
 from ddpg.replay import make_memory
 from ddpg.training_envs import TrainingEnvironments
 from ddpg.transition_storage import TransitionStorage
-from ddpg.training_state import STATE_FIELDS, EnvEpisode, TrainingState
+from ddpg.training_state import EnvEpisode, TrainingState, with_state_views
 
 __all__ = ["TrainingLoop", "with_state_views"]
 
@@ -72,6 +72,9 @@ class TrainingLoop(object):
         self.envs = TrainingEnvironments(algo)
         #: what a step stores (1-step, n-step or hindsight transitions)
         self.storage = TransitionStorage(self)
+        #: the run's update schedule ``(train_freq, gradient_steps)`` and the action space's
+        #: flat bounds, read from the algorithm's config and environment at first use
+        self._schedule = self._action_bounds = None
         #: what collects the transitions (:mod:`ddpg.collection`): the environments above,
         #: or what replaces them (:class:`ddpg.distributed.RayActors`, through its attach())
         self.collector = LocalCollector(self)
@@ -185,6 +188,21 @@ class TrainingLoop(object):
                                   state.n_skipped_nonfinite - self._skipped_before_epoch)
         logger.dump_tabular(with_prefix=False)
 
+    def update_schedule(self):
+        """``(train_freq, gradient_steps)`` of the run's config
+        (:meth:`ddpg.config.DDPGConfig.update_schedule`)."""
+        if self._schedule is None:
+            self._schedule = self.algo.config.update_schedule()
+        return self._schedule
+
+    def action_bounds(self):
+        """The action space's ``(low, high)``, flat float64: the warm-up's uniform range."""
+        if self._action_bounds is None:
+            space = self.algo.env.action_space
+            self._action_bounds = (np.reshape(space.low, -1).astype(np.float64),
+                                   np.reshape(space.high, -1).astype(np.float64))
+        return self._action_bounds
+
     def collect_turn(self, log_scalars):
         """One turn of the collector (a step of every environment, or an actor's chunk),
         then the updates it makes due, then the collector's reaction to them."""
@@ -199,7 +217,8 @@ class TrainingLoop(object):
         ``train_freq``, once the memory holds ``memory_start_size`` transitions, and at least
         one (a hindsight memory holds none until an episode ends)."""
         algo, total = self.algo, self.state.total_env_steps
-        due = total // algo._train_freq - (total - taken) // algo._train_freq
+        train_freq = self.update_schedule()[0]
+        due = total // train_freq - (total - taken) // train_freq
         if due and self.memory.size >= max(algo.memory_start_size, 1):
             self.run_updates(log_scalars, due)
 
@@ -238,7 +257,7 @@ class TrainingLoop(object):
         with ``log_scalars`` the losses of every ``loss_log_interval``-th one go to
         TensorBoard."""
         algo, state, memory = self.algo, self.state, self.memory
-        for _ in range(times * algo._gradient_steps):
+        for _ in range(times * self.update_schedule()[1]):
             batch = memory.sample(algo.batch_size)
             algo.do_update(state.itr, batch)
             memory.after_update(batch, algo.td_errors() if memory.uses_td_errors else None)
@@ -324,7 +343,8 @@ class TrainingLoop(object):
         transition is the run's ``first_transition + i`` (what a fault names)."""
         algo = self.algo
         if self.state.total_env_steps < algo.start_steps:
-            return [generator.uniform(algo._action_low, algo._action_high)
+            low, high = self.action_bounds()
+            return [generator.uniform(low, high)
                     for generator in self.envs.generators]
         policies = self.envs.acting_policies(observations)
         actions = []
@@ -373,22 +393,3 @@ class TrainingLoop(object):
         episode.path_return = 0
         self.state.episode += 1
         self.envs.strategies[index].reset()
-
-
-def with_state_views(cls):
-    """Give the algorithm class ``cls`` read-only views of its loop's state and memory.
-
-    ``algo.epoch``, ``algo.itr``, ``algo.memory``, ... are what the example's code and the
-    checkpoints name; only the loop changes them, so assigning one raises AttributeError
-    (as a misspelt name would otherwise create a new attribute silently).
-    """
-    def view(name):
-        return property(lambda algo: getattr(algo.loop.state, name),
-                        doc="The training loop's ``%s`` (:class:`ddpg.training_state."
-                            "TrainingState`); read-only." % name)
-    for name in STATE_FIELDS:
-        setattr(cls, name, view(name))
-    cls.memory = property(lambda algo: algo.loop.memory,
-                          doc="The training loop's replay memory (None before training); "
-                              "read-only.")
-    return cls

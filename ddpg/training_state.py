@@ -14,7 +14,7 @@ from typing import List, Optional
 
 import numpy as np
 
-__all__ = ["TrainingState", "EnvEpisode", "STATE_FIELDS"]
+__all__ = ["TrainingState", "EnvEpisode", "STATE_FIELDS", "with_state_views"]
 
 
 @dataclasses.dataclass
@@ -75,3 +75,22 @@ class TrainingState:
 
 #: The names of the fields, in their declared order.
 STATE_FIELDS = tuple(field.name for field in dataclasses.fields(TrainingState))
+
+
+def with_state_views(cls):
+    """Give the algorithm class ``cls`` read-only views of its loop's state and memory.
+
+    ``algo.epoch``, ``algo.itr``, ``algo.memory``, ... are what the example's code and the
+    checkpoints name; only the loop changes them, so assigning one raises AttributeError
+    (as a misspelt name would otherwise create a new attribute silently).
+    """
+    def view(name):
+        return property(lambda algo: getattr(algo.loop.state, name),
+                        doc="The training loop's ``%s`` (:class:`ddpg.training_state."
+                            "TrainingState`); read-only." % name)
+    for name in STATE_FIELDS:
+        setattr(cls, name, view(name))
+    cls.memory = property(lambda algo: algo.loop.memory,
+                          doc="The training loop's replay memory (None before training); "
+                              "read-only.")
+    return cls

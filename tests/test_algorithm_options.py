@@ -176,7 +176,8 @@ def test_run_script_flags_reach_the_algorithm():
     assert isinstance(algo.strategy, GaussianStrategy)
     assert (algo.strategy.sigma, algo.strategy.sigma_min, algo.strategy.decay_steps) == \
         (0.2, 0.05, 1000)
-    assert algo.scale_reward == 0.1 and algo._train_freq == 2 and algo.itr == 5  # at steps 32..40
+    assert algo.scale_reward == 0.1 and algo.itr == 5  # updates at steps 32..40
+    assert algo.loop.update_schedule() == (2, 1)
     assert algo.qfunc.updater.optimizer.clip_gradient == 1.0
     assert algo.policy.updater.optimizer.clip_gradient == 2.0
     assert algo._policy_penalty is not None

@@ -146,8 +146,6 @@ class ActorRun(object):
         self.update_stats = None  # an actor does not learn: no update statistics
         #: transitions a collection takes
         self.chunk = spec["chunk"]
-        self._action_low = np.reshape(self.env.action_space.low, -1).astype(np.float64)
-        self._action_high = np.reshape(self.env.action_space.high, -1).astype(np.float64)
         obs_dim = self.env.observation_space.flat_dim
         self.policy = PolicyCopy(spec["policy_symbol"], spec["param_shapes"],
                                  obs_dim if spec.get("obs_norm") else None)
