@@ -12,10 +12,10 @@ again, in the reference environment:
     python tests/reference_runs.py --write
 
 The same numbers are promised across Pythons and numpy releases, not across instruction sets:
-on a CPU with AVX-512, numpy's AVX-512 loops (float64 sin, cos and reductions, among others)
-and oneDNN's AVX-512 kernels inside MXNet round differently from their AVX2 versions, so a
-run's last bits depend on the CPU. The runs are therefore made with both libraries held to
-AVX2 (:func:`instruction_set_environment`), the instruction set the reference was written
+on a CPU with AVX-512, numpy's AVX-512 loops (float64 sin, cos and reductions, among others),
+oneDNN's AVX-512 kernels inside MXNet and OpenBLAS's kernels for the newest CPUs round
+differently from their AVX2 versions, so a run's last bits depend on the CPU. The runs are
+therefore made with the three libraries held to AVX2 (:func:`instruction_set_environment`), the instruction set the reference was written
 with.
 """
 import csv
@@ -138,12 +138,17 @@ def instruction_set_environment():
     dispatches to and this CPU has (``AVX512_SKX``, ``AVX512_ICL``, ...; numpy 2.4 also
     groups AVX-512 as ``X86_V4``). Naming one the CPU lacks is an error, so nothing is named
     on a CPU without AVX-512. oneDNN: ``DNNL_MAX_CPU_ISA=AVX2`` is a ceiling, harmless below
-    it.
+    it. OpenBLAS (numpy's and MXNet's own copies) picks its kernels by CPU model: on a Sapphire
+    Rapids CPU its Cooper Lake kernels sum a matrix product in another order than its Haswell
+    (AVX2) ones, so ``OPENBLAS_CORETYPE=Haswell`` where the CPU has AVX2 (a CPU without AVX2
+    could not run those kernels).
     """
     features, dispatched = _numpy_cpu_tables()
     avx512 = [name for name in dispatched
               if (name.startswith("AVX512") or name == "X86_V4") and features.get(name)]
     environment_variables = {"DNNL_MAX_CPU_ISA": "AVX2"}
+    if features.get("AVX2") or features.get("X86_V3"):
+        environment_variables["OPENBLAS_CORETYPE"] = "Haswell"
     if avx512:
         environment_variables["NPY_DISABLE_CPU_FEATURES"] = " ".join(avx512)
     return environment_variables

@@ -89,15 +89,20 @@ def _environment_for(monkeypatch, features, dispatched):
 
 def test_runs_hold_numpy_and_onednn_to_avx2(monkeypatch):
     """Only AVX-512 targets that numpy dispatches to and the CPU has are disabled (naming one
-    the CPU lacks stops numpy's import); oneDNN always gets the AVX2 ceiling."""
+    the CPU lacks stops numpy's import); oneDNN always gets the AVX2 ceiling; OpenBLAS gets
+    its Haswell kernels where the CPU has AVX2, and its own choice where it has not."""
     numpy_1 = ["AVX2", "AVX512F", "AVX512_KNL", "AVX512_SKX"]
     assert _environment_for(monkeypatch, {"AVX2": True, "AVX512F": True, "AVX512_SKX": True,
                                           "AVX512_KNL": False, "AVX512VL": True}, numpy_1) == {
-        "DNNL_MAX_CPU_ISA": "AVX2", "NPY_DISABLE_CPU_FEATURES": "AVX512F AVX512_SKX"}
+        "DNNL_MAX_CPU_ISA": "AVX2", "NPY_DISABLE_CPU_FEATURES": "AVX512F AVX512_SKX",
+        "OPENBLAS_CORETYPE": "Haswell"}
     # numpy 2.4's names: the x86-64 levels, and AVX-512 extensions above X86_V4
     numpy_2 = ["X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"]
     assert _environment_for(monkeypatch, {"X86_V2": True, "X86_V3": True, "X86_V4": True,
                                           "AVX512_ICL": True, "AVX512_SPR": False}, numpy_2) == {
-        "DNNL_MAX_CPU_ISA": "AVX2", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL"}
+        "DNNL_MAX_CPU_ISA": "AVX2", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL",
+        "OPENBLAS_CORETYPE": "Haswell"}
     assert _environment_for(monkeypatch, {"AVX2": True, "AVX512F": False}, numpy_1) == {
+        "DNNL_MAX_CPU_ISA": "AVX2", "OPENBLAS_CORETYPE": "Haswell"}
+    assert _environment_for(monkeypatch, {"AVX2": False, "AVX512F": False}, numpy_1) == {
         "DNNL_MAX_CPU_ISA": "AVX2"}
