@@ -624,10 +624,13 @@ def test_gym_env_record_video_wraps_in_record_video(monkeypatch, tmp_path):
             sys.modules.pop("gymnasium.utils.save_video", None)
 
 
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) >= "2.0.0",
+                    reason="gym 0.26 reads np.bool8, which numpy 2 removed: setup.py installs "
+                           "gym only below Python 3.13, whose wheels are numpy 2")
 def test_gym_026_pendulum():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gym = pytest.importorskip("gym")
+        import gym  # requirements-test.txt installs it wherever numpy is 1.x
         env = GymEnv(gym.make("Pendulum-v1"))
         assert env.env_id == "Pendulum-v1" and env.horizon == 200
         assert env.action_space == Box(np.array([-2.0]), np.array([2.0]))
