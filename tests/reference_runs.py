@@ -12,11 +12,11 @@ again, in the reference environment:
     python tests/reference_runs.py --write
 
 The same numbers are promised across Pythons and numpy releases, not across instruction sets:
-on a CPU with AVX-512, numpy's AVX-512 loops (float64 sin, cos and reductions, among others),
-oneDNN's AVX-512 kernels inside MXNet and OpenBLAS's kernels for the newest CPUs round
-differently from their AVX2 versions, so a run's last bits depend on the CPU. The runs are
-therefore made with the three libraries held to AVX2 (:func:`instruction_set_environment`), the instruction set the reference was written
-with.
+on a CPU with AVX-512, numpy's AVX-512 loops (float64 sin, cos and reductions, among
+others), oneDNN's AVX-512 kernels inside MXNet and OpenBLAS's kernels for the newest CPUs
+round differently from their AVX2 versions, so a run's last bits depend on the CPU. The runs
+are therefore made with the three libraries held to AVX2
+(:func:`instruction_set_environment`), the instruction set the reference was written with.
 """
 import csv
 import hashlib
