@@ -106,8 +106,6 @@ class DDPG(BatchInputs, NetworkState):
         self.omp_threads = choose_omp_threads(config.omp_threads, layer_sizes, self.ctx)
         seeding.seed_global_generators(config.seed)
         self.env = env
-        self._action_low = np.reshape(env.action_space.low, -1).astype(np.float64)
-        self._action_high = np.reshape(env.action_space.high, -1).astype(np.float64)
         self.policy = policy
         self.qfunc = qfunc
         self.strategy = strategy

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from ddpg.envs.spaces import flat_bounds
+
 # The strategies' defaults: the home of every default of OUStrategy and GaussianStrategy, and
 # of the command line's exploration flags.
 #: The original's OU noise (the DDPG paper's theta and sigma; dt=1, the original's recursion).
@@ -240,9 +242,7 @@ class GaussianStrategy(BaseStrategy):
         self.random_prob = random_prob
         self.sigma_min = sigma_min
         self.decay_steps = None if decay_steps is None else int(decay_steps)
-        # low/high, not rllab's bounds: gym's Box and duck-typed spaces have no bounds
-        self._low = np.reshape(self.action_space.low, -1).astype(np.float64)
-        self._high = np.reshape(self.action_space.high, -1).astype(np.float64)
+        self._low, self._high = flat_bounds(self.action_space)
         self._scale = (self._high - self._low) / 2.0
         self.steps = 0  # actions taken so far: drives the decay
 

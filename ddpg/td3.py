@@ -33,6 +33,7 @@ from ddpg import executors, hyperparams
 from ddpg.config import TD3Config
 from ddpg.backend import regularization
 from ddpg.ddpg import DDPG
+from ddpg.envs.spaces import flat_bounds
 from ddpg.backend.flat import param_shapes
 from ddpg.qfuncs import ContinuousMLPQ
 
@@ -96,13 +97,14 @@ class TD3(DDPG):
             raise ValueError("TD3's two critics must have distinct parameter names; both "
                              "have %s" % sorted(shared))
         self.qfunc2_target_params = executors.target_params(self.ctx, qval2_sym, shapes)
-        half_range = (self._action_high - self._action_low) / 2.0
+        action_low, action_high = flat_bounds(self.env.action_space)
+        half_range = (action_high - action_low) / 2.0
         self._noise_std = self.target_noise * half_range
         self._noise_bound = self.target_noise_clip * half_range
         # an input of the update's packed batch: drawn and copied in with it (_fill_batch)
         self._target_noise = self._batch.views["target_noise"]
-        low = mx.nd.array(self._action_low.reshape(1, -1), ctx=self.ctx, dtype=np.float32)
-        high = mx.nd.array(self._action_high.reshape(1, -1), ctx=self.ctx, dtype=np.float32)
+        low = mx.nd.array(action_low.reshape(1, -1), ctx=self.ctx, dtype=np.float32)
+        high = mx.nd.array(action_high.reshape(1, -1), ctx=self.ctx, dtype=np.float32)
         args.update({"target_noise": self._target_noise, "act_low": low, "act_high": high})
         args.update(self.qfunc2_target_params.views)
         # one obs variable for the three networks (each symbol has its own "obs" node, and

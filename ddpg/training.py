@@ -42,6 +42,7 @@ import pyprind
 from ddpg import checkpoint, faults
 from ddpg.backend import seeding
 from ddpg.collection import LocalCollector, recorded_steps
+from ddpg.envs.spaces import flat_bounds
 from ddpg.replay import make_memory
 from ddpg.training_envs import TrainingEnvironments
 from ddpg.transition_storage import TransitionStorage
@@ -72,9 +73,11 @@ class TrainingLoop(object):
         self.envs = TrainingEnvironments(algo)
         #: what a step stores (1-step, n-step or hindsight transitions)
         self.storage = TransitionStorage(self)
-        #: the run's update schedule ``(train_freq, gradient_steps)`` and the action space's
-        #: flat bounds, read from the algorithm's config and environment at first use
-        self._schedule = self._action_bounds = None
+        #: the action space's ``(low, high)``, flat float64: the warm-up's uniform range
+        self.action_bounds = flat_bounds(algo.env.action_space)
+        #: the run's update schedule ``(train_freq, gradient_steps)``, read from the config
+        #: at first use (an actor's loop never updates, and ActorRun has no config)
+        self._schedule = None
         #: what collects the transitions (:mod:`ddpg.collection`): the environments above,
         #: or what replaces them (:class:`ddpg.distributed.RayActors`, through its attach())
         self.collector = LocalCollector(self)
@@ -194,14 +197,6 @@ class TrainingLoop(object):
         if self._schedule is None:
             self._schedule = self.algo.config.update_schedule()
         return self._schedule
-
-    def action_bounds(self):
-        """The action space's ``(low, high)``, flat float64: the warm-up's uniform range."""
-        if self._action_bounds is None:
-            space = self.algo.env.action_space
-            self._action_bounds = (np.reshape(space.low, -1).astype(np.float64),
-                                   np.reshape(space.high, -1).astype(np.float64))
-        return self._action_bounds
 
     def collect_turn(self, log_scalars):
         """One turn of the collector (a step of every environment, or an actor's chunk),
@@ -343,7 +338,7 @@ class TrainingLoop(object):
         transition is the run's ``first_transition + i`` (what a fault names)."""
         algo = self.algo
         if self.state.total_env_steps < algo.start_steps:
-            low, high = self.action_bounds()
+            low, high = self.action_bounds
             return [generator.uniform(low, high)
                     for generator in self.envs.generators]
         policies = self.envs.acting_policies(observations)

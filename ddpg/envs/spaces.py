@@ -9,6 +9,16 @@ library, like the original example, is written against them.
 import numpy as np
 
 
+def flat_bounds(space):
+    """A box-like space's ``(low, high)`` as flat float64 arrays.
+
+    Reads only ``low`` and ``high``, which our ``Box``, gymnasium's and duck-typed rllab
+    spaces all have (rllab's ``bounds`` is not on gymnasium's).
+    """
+    return (np.reshape(space.low, -1).astype(np.float64),
+            np.reshape(space.high, -1).astype(np.float64))
+
+
 class Box(object):
     """A box in R^n: every coordinate lies in ``[low[i], high[i]]``.
 
