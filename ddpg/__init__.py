@@ -30,5 +30,6 @@ from ddpg.version import __version__  # noqa: E402
 from ddpg.config import DDPGConfig, TD3Config  # noqa: E402
 from ddpg.ddpg import DDPG  # noqa: E402
 from ddpg.td3 import TD3  # noqa: E402
+from ddpg.d4pg import D4PG, D4PGConfig  # noqa: E402
 
-__all__ = ["DDPG", "TD3", "DDPGConfig", "TD3Config", "__version__"]
+__all__ = ["DDPG", "TD3", "D4PG", "DDPGConfig", "TD3Config", "D4PGConfig", "__version__"]

@@ -31,7 +31,8 @@ from ddpg.kinds import (AUTO_SWITCH, AUTO_THREADS, CLOSED_UNIT, CONTEXT, FINITE,
                         VEC_ENV)
 
 __all__ = ["DDPGConfig", "TD3Config", "CONFIGS", "register_config", "OBJECTS", "SAME_NAME",
-           "CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "setting", "check_relations",
+           "CARTPOLE_MAX_PATH_LENGTH", "FALLBACK_MAX_PATH_LENGTH", "setting", "documented",
+           "check_range", "check_relations",
            "check_goal_conflicts", "update_schedule", "raise_goal_conflicts"]
 
 #: The constructor arguments that are objects, not settings (not fields of a config).
@@ -80,7 +81,7 @@ def register_config(cls):
     return cls
 
 
-def _documented(cls):
+def documented(cls):
     """Append each field's documentation to the docstring of config class ``cls``."""
     own = [field for field in dataclasses.fields(cls) if field.name in cls.__annotations__]
     # cleaned first: Python 3.13 strips a docstring's indentation when it compiles it, 3.12
@@ -91,7 +92,7 @@ def _documented(cls):
 
 
 @register_config
-@_documented
+@documented
 @dataclasses.dataclass(frozen=True)
 class DDPGConfig:
     """DDPG's settings, validated when built; frozen (assigning a field raises
@@ -262,7 +263,7 @@ class DDPGConfig:
         the update schedule."""
         settings = self.settings()
         for name in DDPGConfig.names():
-            _check_range(DDPGConfig, name, settings[name])
+            check_range(DDPGConfig, name, settings[name])
         check_relations(settings)
         check_goal_conflicts(self.her, self.n_step, self.prioritized_replay)
         self.update_schedule()
@@ -282,7 +283,7 @@ class DDPGConfig:
 
 
 @register_config
-@_documented
+@documented
 @dataclasses.dataclass(frozen=True)
 class TD3Config(DDPGConfig):
     """TD3's settings: DDPG's (``policy_delay`` with TD3's default of 2), and TD3's own.
@@ -302,11 +303,11 @@ class TD3Config(DDPGConfig):
     def validate(self):
         """TD3's own settings' ranges, then DDPG's checks."""
         for name in ("target_noise", "target_noise_clip"):
-            _check_range(TD3Config, name, getattr(self, name))
+            check_range(TD3Config, name, getattr(self, name))
         super().validate()
 
 
-def _check_range(config_class, name, value):
+def check_range(config_class, name, value):
     """Raise ``ValueError`` naming setting ``name`` unless ``value`` is of the kind of
     ``config_class``'s field (:class:`ddpg.kinds.Kind`)."""
     config_class.__dataclass_fields__[name].metadata["kind"].check(name, value)
@@ -352,8 +353,8 @@ def update_schedule(n_updates_per_sample, train_freq=1, gradient_steps=None):
     update follows step ``t`` when ``t % train_freq == 0``), so the schedule has no state of
     its own and a restored run keeps it.
     """
-    _check_range(DDPGConfig, "train_freq", train_freq)
-    _check_range(DDPGConfig, "gradient_steps", gradient_steps)
+    check_range(DDPGConfig, "train_freq", train_freq)
+    check_range(DDPGConfig, "gradient_steps", gradient_steps)
     ratio = n_updates_per_sample
     if isinstance(ratio, bool) or not ratio > 0:
         raise ValueError("n_updates_per_sample must be positive, got %r" % (ratio,))

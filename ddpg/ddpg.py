@@ -179,7 +179,8 @@ class DDPG(BatchInputs, NetworkState):
         qval_sym = self.qfunc.get_loss_symbols()["qval"]
         act_sym = self.policy.get_loss_symbols()["act"]
         self.qfunc_input_shapes, self.policy_input_shapes = executors.input_shapes(
-            self.batch_size, obs_dim, act_dim, weighted=self._memory_class.weighted)
+            self.batch_size, obs_dim, act_dim, weighted=self._memory_class.weighted,
+            target_size=self._target_size())
         qfunc_target_shapes = executors.target_q_shapes(self.qfunc_input_shapes)
 
         # target parameters: not shared with the online networks, initialised the same below
@@ -190,14 +191,14 @@ class DDPG(BatchInputs, NetworkState):
         self.target_executor = executors.bind_target_executor(
             self.ctx, self._batch.views, qval_sym, act_sym,
             (self.qfunc_target_params.views, self.policy_target_params.views),
-            self._target_q_symbol)
+            self._target_q_symbol, self._target_y_symbol)
         executors.bind_qfunc(
             self.qfunc, self.ctx, self.batch_size,
             regularization.create_updater(self.qfunc_updater, self.qfunc_lr,
                                           self.qfunc_grad_clip),
             self.qfunc_weight_decay, self.qfunc_input_shapes,
             dict({"obs": batch_obs, "yval": self.target_executor.outputs[0]},
-                 **executors.weight_input(self._batch.views)))
+                 **executors.weight_input(self._batch.views)), critic_loss=self._critic_loss)
         self.qfunc_target = executors.target_network(
             self.ctx, qval_sym, qfunc_target_shapes, {"obs": batch_nxt},
             self.qfunc_target_params, self.qfunc.params, "qfunc")
@@ -214,6 +215,17 @@ class DDPG(BatchInputs, NetworkState):
             self.ctx, act_sym, self.policy_input_shapes, {"obs": batch_nxt},
             self.policy_target_params, self.policy.params, "policy")
         self.update_stats = UpdateStatistics(self.ctx, self.batch_size)
+
+    def _target_size(self):
+        """The numbers of a target y per transition: DDPG's one value."""
+        return 1
+
+    #: y from r, (1 - end) * discount and Q' inside ``target_executor``: DDPG's
+    #: ``r + (1 - end) * discount * Q'`` (D4PG projects a distribution instead).
+    _target_y_symbol = staticmethod(executors.bootstrapped_value)
+    #: The critic's loss per transition (:class:`ddpg.executors.CriticLoss`): DDPG's
+    #: ``(Q - y)^2`` (D4PG's is a cross-entropy).
+    _critic_loss = staticmethod(executors.squared_error)
 
     def _target_q_symbol(self, qval_sym, act_sym, args):
         """Q'(s', mu'(s')) inside ``target_executor``: the target Q graph with the target

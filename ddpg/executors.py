@@ -11,7 +11,7 @@ policy loss, bound on the Q-function's own argument *and gradient* arrays, so it
 leaves dLoss/da in the Q-function's ``act`` gradient, the head gradient of the policy's own
 backward pass (docs/design.md, "The shared gradient arrays").
 """
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 import mxnet as mx
 
@@ -57,12 +57,14 @@ def bind_network(network, symbol, ctx, init, updater, input_shapes, input_arrays
     network.updater = updater
 
 
-def input_shapes(batch_size, obs_dim, act_dim, weighted=False):
+def input_shapes(batch_size, obs_dim, act_dim, weighted=False, target_size=1):
     """The Q executor's and the policy executor's input shapes (the original's
     ``qfunc_input_shapes`` and ``policy_input_shapes``); ``weighted``: the Q loss has
-    per-transition importance weights, input ``weight`` (prioritised replay)."""
+    per-transition importance weights, input ``weight`` (prioritised replay);
+    ``target_size``: the numbers a target ``yval`` holds per transition (D4PG's: one
+    probability per atom)."""
     qfunc_shapes = {"obs": (batch_size, obs_dim), "act": (batch_size, act_dim),
-                    "yval": (batch_size, 1)}
+                    "yval": (batch_size, target_size)}
     if weighted:
         qfunc_shapes["weight"] = (batch_size, 1)
     return qfunc_shapes, {"obs": (batch_size, obs_dim)}
@@ -87,7 +89,14 @@ def target_params(ctx, symbol, shapes):
     return FlatArrays(ctx, param_shapes(symbol, shapes))
 
 
-def bind_target_executor(ctx, batch_views, qval_sym, act_sym, target_views, target_q_symbol):
+def bootstrapped_value(rwd, discount_mask, q_target):
+    """DDPG's target ``y = r + (1 - end) * discount * Q'`` (``discount_mask`` is
+    ``(1 - end) * discount``, ``q_target`` Q'(s', a'))."""
+    return rwd + discount_mask * q_target
+
+
+def bind_target_executor(ctx, batch_views, qval_sym, act_sym, target_views, target_q_symbol,
+                         target_y_symbol=bootstrapped_value):
     """The one executor that computes the targets y over both target networks.
 
     ``y = r + (1 - end) * discount * Q'(s', mu'(s'))``: the target Q graph with the target
@@ -95,39 +104,57 @@ def bind_target_executor(ctx, batch_views, qval_sym, act_sym, target_views, targ
     ``rwd`` and ``discount_mask`` (``(1 - end) * discount``) are batch arrays too.
     ``target_q_symbol(qval_sym, act_sym, args)`` builds the Q' part and may add the arrays it
     reads to ``args`` (DDPG's ``_target_q_symbol``; TD3's is a min over two critics).
-    ``target_views`` are the target parameters' views. The executor's output array becomes
-    the Q executor's ``yval`` input, so one forward pass writes y where the Q update reads it.
+    ``target_y_symbol(rwd, discount_mask, q_target)`` makes y of it (D4PG's: the projected
+    distribution). ``target_views`` are the target parameters' views. The executor's output
+    array becomes the Q executor's ``yval`` input, so one forward pass writes y where the Q
+    update reads it.
     """
     args = {"obs": batch_views["nxt"], "rwd": batch_views["rwd"],
             "discount_mask": batch_views["discount_mask"]}
     for views in target_views:
         args.update(views)
     q_target = target_q_symbol(qval_sym, act_sym, args)
-    target_y_sym = mx.symbol.Variable("rwd") + mx.symbol.Variable("discount_mask") * q_target
+    target_y_sym = target_y_symbol(mx.symbol.Variable("rwd"),
+                                   mx.symbol.Variable("discount_mask"), q_target)
     return bind(target_y_sym, ctx, args=args, grad_req="null")
 
 
+#: A critic's loss, per transition: ``per_transition`` (batch, 1), the loss before the
+#: importance weights and the mean; ``q`` and ``y`` (batch, 1), the values and targets the
+#: update statistics describe; ``extra_outputs``, gradient-free outputs the Q executor adds
+#: after its statistics (D4PG's: the per-transition loss, prioritised replay's priorities).
+CriticLoss = namedtuple("CriticLoss", ["per_transition", "q", "y", "extra_outputs"])
+
+
+def squared_error(symbols):
+    """DDPG's critic loss of the Q-function's loss ``symbols``: ``(Q - y)^2``."""
+    qval_sym, yval_sym = symbols["qval"], symbols["yval"]
+    return CriticLoss(mx.symbol.square(qval_sym - yval_sym), qval_sym, yval_sym, ())
+
+
 def bind_qfunc(qfunc, ctx, batch_size, updater, weight_decay, shapes, input_arrays,
-               statistics=True):
+               statistics=True, critic_loss=squared_error):
     """Define the Q-function's loss and bind its training executor ``qfunc.exe``.
 
     The loss is the original's ``sum((Q - y)^2) / batch`` (``sum(w (Q - y)^2) / batch`` when
     ``shapes`` has an importance-weight input ``weight``), plus the optional L2 penalty on the
-    weights (``weight_decay``). With ``statistics`` the executor gets a third output, the
-    update statistics (:func:`ddpg.backend.statistics.q_statistics_symbol`) of the squared
-    error without the penalty, computed in the same forward pass (TD3's second critic has
-    none). ``input_arrays`` are the batch arrays it shares (``obs``; ``yval``, the target
-    executor's output). The network's own initializer is used when it has one
+    weights (``weight_decay``). ``critic_loss`` gives the per-transition term in place of
+    ``(Q - y)^2`` (a :class:`CriticLoss`; D4PG's is a cross-entropy). With ``statistics`` the
+    executor gets a third output, the update statistics
+    (:func:`ddpg.backend.statistics.q_statistics_symbol`) of the loss without the penalty,
+    computed in the same forward pass (TD3's second critic has none), then the critic loss's
+    ``extra_outputs``. ``input_arrays`` are the batch arrays it shares (``obs``; ``yval``,
+    the target executor's output). The network's own initializer is used when it has one
     (:mod:`ddpg.backend.initializers`), else the original's ``Normal()``.
     """
-    symbols = qfunc.get_loss_symbols()
-    qval_sym, yval_sym = symbols["qval"], symbols["yval"]
-    squared_errors = mx.symbol.square(qval_sym - yval_sym)
+    terms = critic_loss(qfunc.get_loss_symbols())
+    per_transition = terms.per_transition
     if "weight" in shapes:  # prioritised replay's importance weights
-        squared_errors = squared_errors * mx.symbol.Variable("weight")
-    loss = 1.0 / batch_size * mx.symbol.sum(squared_errors)
-    decay = regularization.l2_penalty_symbol(qval_sym, weight_decay, shapes)
-    extra_outputs = [q_statistics_symbol(loss, qval_sym, yval_sym)] if statistics else []
+        per_transition = per_transition * mx.symbol.Variable("weight")
+    loss = 1.0 / batch_size * mx.symbol.sum(per_transition)
+    decay = regularization.l2_penalty_symbol(terms.q, weight_decay, shapes)
+    extra_outputs = [q_statistics_symbol(loss, terms.q, terms.y)] if statistics else []
+    extra_outputs += list(terms.extra_outputs)
     qfunc.define_loss(loss if decay is None else loss + decay, extra_outputs=extra_outputs)
     init = getattr(qfunc, "initializer", None) or mx.initializer.Normal()
     qfunc.define_exe(ctx=ctx, init=init, updater=updater, input_shapes=shapes,

@@ -174,9 +174,10 @@ def checkpointed_names(algorithm=None):
     return tuple(row.name for row in rows(algorithm) if row.checkpointed)
 
 
-def structural_names():
-    """The recorded arguments a checkpoint's contents depend on."""
-    return tuple(row.name for row in _current_table()["table"] if row.structural)
+def structural_names(algorithm=None):
+    """The recorded arguments a checkpoint's contents depend on (of ``algorithm``'s arguments,
+    or of every algorithm's)."""
+    return tuple(row.name for row in rows(algorithm) if row.structural)
 
 
 def check(values):

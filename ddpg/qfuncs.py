@@ -6,6 +6,7 @@ to bind its executor (``define_exe``). The executor's argument and gradient arra
 shared with DDPG's ``policy_executor``, which is why they are exposed as attributes.
 """
 import json
+import math
 
 import mxnet as mx
 
@@ -70,16 +71,32 @@ class ContinuousMLPQ(QFunc):
         self.hidden_init = hidden_init
         self.obs = mx.symbol.Variable("obs")
         self.act = mx.symbol.Variable("act")
-        self.qval = define_qfunc(self.obs, self.act, self.hidden_sizes,
-                                 self.action_merge_layer, activation=activation,
-                                 layer_norm=self.layer_norm, prefix=prefix)
+        outputs = define_qfunc(self.obs, self.act, self.hidden_sizes, self.action_merge_layer,
+                               activation=activation, layer_norm=self.layer_norm,
+                               prefix=prefix, n_outputs=self._output_units())
         self.initializer = make_initializer(
-            self.qval, {"obs": (1, env_spec.observation_space.flat_dim),
-                        "act": (1, env_spec.action_space.flat_dim)},
+            outputs, {"obs": (1, env_spec.observation_space.flat_dim),
+                      "act": (1, env_spec.action_space.flat_dim)},
             "%s_qval" % prefix, output_init, hidden_init)
+        self.qval = self._value_symbol(outputs)
         self.yval = mx.symbol.Variable("yval")
         self.loss = None
         self.exe = None
+
+    def _output_units(self):
+        """The units of the last layer, ``qfunc_qval``: one, the value."""
+        return 1
+
+    def _value_symbol(self, outputs):
+        """Q(s, a) from the last layer's ``outputs``: the layer itself."""
+        return outputs
+
+    def layout(self):
+        """The network's layout and options, as keyword arguments of this class: another
+        critic of the same shape is ``ContinuousMLPQ(env_spec, prefix=..., **q.layout())``."""
+        return dict(hidden_sizes=self.hidden_sizes, action_merge_layer=self.action_merge_layer,
+                    activation=self.activation, layer_norm=self.layer_norm,
+                    output_init=self.output_init, hidden_init=self.hidden_init)
 
     def get_output_symbol(self):
         return self.qval
@@ -141,6 +158,68 @@ class ContinuousMLPQ(QFunc):
         copy_into(self.arg_dict["act"], act)
         self.exe.forward(is_train=False)
         return self.exe.outputs[1].asnumpy()
+
+
+class CategoricalMLPQ(ContinuousMLPQ):
+    """A distributional critic (D4PG's, Barth-Maron et al. 2018, with C51's categorical
+    distribution, Bellemare et al. 2017): :class:`ContinuousMLPQ`'s network whose last layer,
+    ``qfunc_qval`` as before, gives ``atoms`` logits of the return's distribution over the
+    fixed support ``z = linspace(v_min, v_max, atoms)``.
+
+    ``get_loss_symbols()`` gives ``qval``, the expected value ``sum(softmax(logits) * z)`` of
+    shape (batch, 1): what the policy executor maximises and ``get_qvals`` returns, so the
+    policy learns through this critic as through DDPG's; ``logits`` (batch, atoms);
+    ``support``, z as a (1, atoms) constant of the graph; and ``yval``, the target
+    distribution (batch, atoms) that :class:`ddpg.d4pg.D4PG` trains the logits towards. The
+    other arguments are :class:`ContinuousMLPQ`'s.
+    """
+
+    def __init__(self, env_spec, atoms=51, v_min=-150.0, v_max=150.0, **layout):
+        self.atoms, self.v_min, self.v_max = check_support(atoms, v_min, v_max)
+        self.logits = self.support = None  # set by _value_symbol, while the network is built
+        super(CategoricalMLPQ, self).__init__(env_spec, **layout)
+
+    @classmethod
+    def like(cls, qfunc, atoms, v_min, v_max):
+        """A categorical critic with ``qfunc``'s (a :class:`ContinuousMLPQ`) layout, options
+        and parameter prefix."""
+        return cls(qfunc.env_spec, atoms=atoms, v_min=v_min, v_max=v_max, prefix=qfunc.prefix,
+                   **qfunc.layout())
+
+    def _output_units(self):
+        return self.atoms
+
+    def _value_symbol(self, outputs):
+        """The expected value of the distribution the logits ``outputs`` give."""
+        self.logits = outputs
+        self.support = support_symbol(self.atoms, self.v_min, self.v_max)
+        probabilities = mx.symbol.softmax(outputs, axis=1)
+        return mx.symbol.sum(mx.symbol.broadcast_mul(probabilities, self.support), axis=1,
+                             keepdims=True)
+
+    def get_loss_symbols(self):
+        return {"qval": self.qval, "logits": self.logits, "support": self.support,
+                "yval": self.yval}
+
+
+def support_symbol(atoms, v_min, v_max):
+    """The support ``linspace(v_min, v_max, atoms)`` as a (1, atoms) constant symbol (float32,
+    the same numbers as ``np.linspace(...).astype(np.float32)``)."""
+    return mx.symbol.reshape(mx.symbol.linspace(start=v_min, stop=v_max, num=atoms),
+                             shape=(1, atoms))
+
+
+def check_support(atoms, v_min, v_max):
+    """``(atoms, v_min, v_max)`` as int and floats, or ``ValueError`` naming the bad one: at
+    least two atoms, finite bounds, ``v_min < v_max``."""
+    if isinstance(atoms, bool) or int(atoms) != atoms or atoms < 2:
+        raise ValueError("atoms must be an integer of at least 2, got %r" % (atoms,))
+    for name, value in (("v_min", v_min), ("v_max", v_max)):
+        if isinstance(value, bool) or not math.isfinite(value):
+            raise ValueError("%s must be a finite number, got %r" % (name, value))
+    if not v_min < v_max:
+        raise ValueError("v_min (%r) must be below v_max (%r)" % (v_min, v_max))
+    return int(atoms), float(v_min), float(v_max)
 
 
 def _check_gradient_free(symbol, inputs):

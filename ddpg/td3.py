@@ -76,11 +76,7 @@ class TD3(DDPG):
             if not isinstance(qfunc, ContinuousMLPQ):
                 raise ValueError("TD3 needs qfunc2 for a Q-function that is not a "
                                  "ContinuousMLPQ (%s)" % type(qfunc).__name__)
-            qfunc2 = ContinuousMLPQ(
-                qfunc.env_spec, hidden_sizes=qfunc.hidden_sizes,
-                action_merge_layer=qfunc.action_merge_layer, activation=qfunc.activation,
-                layer_norm=qfunc.layer_norm, output_init=qfunc.output_init,
-                hidden_init=qfunc.hidden_init, prefix="qfunc2")
+            qfunc2 = ContinuousMLPQ(qfunc.env_spec, prefix="qfunc2", **qfunc.layout())
         self.qfunc2 = qfunc2
         super(TD3, self)._build(env, policy, qfunc, strategy, config, eval_env, logger)
 

@@ -54,7 +54,7 @@ def _hidden_layer(net, prefix, i, size, activation, layer_norm):
 
 def define_qfunc(obs, act, hidden_sizes=DEFAULT_QFUNC_HIDDEN_SIZES,
                  action_merge_layer=DEFAULT_QFUNC_ACTION_MERGE_LAYER,
-                 activation=DEFAULT_ACTIVATION, layer_norm=False, prefix="qfunc"):
+                 activation=DEFAULT_ACTIVATION, layer_norm=False, prefix="qfunc", n_outputs=1):
     """Q(s, a) as an MXNet symbol.
 
     The observation goes through the first ``action_merge_layer`` hidden layers alone; the
@@ -65,6 +65,7 @@ def define_qfunc(obs, act, hidden_sizes=DEFAULT_QFUNC_HIDDEN_SIZES,
     puts a LayerNorm between each hidden FullyConnected layer and its activation. ``prefix``
     replaces ``qfunc`` in every name (TD3's second critic is ``qfunc2``: two critics in one
     graph need distinct parameter names); its concat is then ``<prefix>_concat``.
+    ``n_outputs``: the units of ``qfunc_qval`` (D4PG's critic: one logit per atom).
     """
     sizes = _check_hidden_sizes(hidden_sizes, "qfunc hidden_sizes")
     if not 0 <= int(action_merge_layer) <= len(sizes):
@@ -78,7 +79,8 @@ def define_qfunc(obs, act, hidden_sizes=DEFAULT_QFUNC_HIDDEN_SIZES,
         net = _hidden_layer(net, prefix, i, size, activation, layer_norm)
     if action_merge_layer == len(sizes):
         net = mx.symbol.Concat(net, act, name=concat_name)
-    qval = mx.symbol.FullyConnected(data=net, name="%s_qval" % prefix, num_hidden=1)
+    qval = mx.symbol.FullyConnected(data=net, name="%s_qval" % prefix,
+                                    num_hidden=int(n_outputs))
     return qval
 
 

@@ -3,16 +3,12 @@ and the suite's one builder of algorithms, :func:`build_algorithm`."""
 import mxnet as mx
 import numpy as np
 
-from ddpg import DDPG
 from ddpg.checkpoint import INPUT_NAMES, networks_of
 from ddpg.envs import Box, EnvSpec, Step
 from ddpg.policies import DeterministicMLPPolicy
 from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.strategies import BaseStrategy, OUStrategy
-from ddpg.td3 import TD3
-
-#: The classes of ``build_algorithm``'s ``kind``.
-ALGORITHMS = {"ddpg": DDPG, "td3": TD3}
+from ddpg.experiment.build import ALGORITHMS  # the classes of build_algorithm's kind
 
 
 class PointEnv(object):

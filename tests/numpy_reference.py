@@ -242,3 +242,78 @@ class NumpyTD3(object):
             for name in target.p:
                 target.p[name] = (1 - self.tau) * target.p[name] + self.tau * online.p[name]
         return result
+
+
+def softmax(logits):
+    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+def categorical_projection(rwds, discounts, probabilities, support):
+    """C51's projection (Bellemare et al. 2017, Algorithm 1), transition by transition and atom
+    by atom: ``Tz = clip(r + discount * z_j, v_min, v_max)`` at position ``b = (Tz - v_min) /
+    dz`` gives ``p_j (u - b)`` to atom ``l = floor(b)`` and ``p_j (b - l)`` to ``u = ceil(b)``;
+    all of ``p_j`` to ``l`` when ``b`` is whole (``l == u``)."""
+    v_min, v_max = support[0], support[-1]
+    spacing = (v_max - v_min) / (len(support) - 1)
+    projected = np.zeros_like(probabilities)
+    for row, (reward, discount) in enumerate(zip(rwds.ravel(), discounts.ravel())):
+        for atom, value in enumerate(support):
+            moved = min(max(reward + discount * value, v_min), v_max)
+            position = (moved - v_min) / spacing
+            lower, upper = int(np.floor(position)), int(np.ceil(position))
+            mass = probabilities[row, atom]
+            if lower == upper:
+                projected[row, lower] += mass
+            else:
+                projected[row, lower] += mass * (upper - position)
+                projected[row, upper] += mass * (position - lower)
+    return projected
+
+
+class NumpyD4PG(object):
+    """One D4PG update (Barth-Maron et al. 2018) on float64 copies of the networks: the critic's
+    ``*_qval`` layer gives logits over ``support``; the target is the projected distribution
+    of the target networks; the critic minimises the (importance-weighted) cross-entropy; the
+    policy maximises the expected value ``sum(softmax(logits) * z)`` through the updated
+    critic; DDPG's soft target updates."""
+
+    def __init__(self, q, q_target, pi, pi_target, q_opt, pi_opt, discount, tau, act_dim,
+                 support):
+        self.q, self.q_target, self.pi, self.pi_target = q, q_target, pi, pi_target
+        self.q_opt, self.pi_opt = q_opt, pi_opt
+        self.discount, self.tau, self.act_dim = discount, tau, act_dim
+        self.support = np.asarray(support, dtype=np.float64)
+
+    def update(self, obss, acts, rwds, ends, nxts, horizons=None, weights=None):
+        batch = obss.shape[0]
+        weights = np.ones((batch, 1)) if weights is None else weights.reshape(-1, 1)
+        horizons = np.ones(batch) if horizons is None else horizons
+        discounts = (1.0 - ends) * self.discount ** horizons
+        next_acts, _ = self.pi_target.forward(nxts)
+        policy_acts, pi_cache = self.pi.forward(obss)
+        next_probabilities = softmax(self.q_target.forward(nxts, next_acts)[0])
+        ys = categorical_projection(rwds, discounts, next_probabilities, self.support)
+        # critic: d(-sum(y log softmax(l)))/dl = softmax(l) * sum(y) - y, weighted, averaged
+        logits, cache = self.q.forward(obss, acts)
+        probabilities = softmax(logits)
+        log_probabilities = np.log(probabilities)
+        cross_entropy = -np.sum(ys * log_probabilities, axis=1, keepdims=True)
+        q_loss = np.sum(weights * cross_entropy) / batch
+        dlogits = weights * (probabilities * ys.sum(axis=1, keepdims=True) - ys) / batch
+        grads, _ = self.q.backward(dlogits, cache, self.act_dim)
+        self.q_opt.step(self.q.p, grads)
+        result = dict(q_loss=q_loss, ys=ys, cross_entropy=cross_entropy[:, 0],
+                      qvals=probabilities @ self.support.reshape(-1, 1))
+        # policy: -mean(sum(p z)) through the updated critic; dQ/dl = p * (z - Q)
+        logits, cache = self.q.forward(obss, policy_acts)
+        probabilities = softmax(logits)
+        values = probabilities @ self.support.reshape(-1, 1)
+        result["policy_loss"] = -np.sum(values) / batch
+        dlogits = -probabilities * (self.support.reshape(1, -1) - values) / batch
+        _, dact = self.q.backward(dlogits, cache, self.act_dim)
+        self.pi_opt.step(self.pi.p, self.pi.backward(dact, pi_cache))
+        for target, online in ((self.pi_target, self.pi), (self.q_target, self.q)):
+            for name in target.p:
+                target.p[name] = (1 - self.tau) * target.p[name] + self.tau * online.p[name]
+        return result

@@ -57,7 +57,7 @@ def objects():
 
 
 def test_the_table_the_defaults_and_the_command_line_know_a_registered_variant(registered):
-    assert hyperparams.algorithm_names() == ["ddpg", "td3", registered]
+    assert hyperparams.algorithm_names() == ["ddpg", "td3", "d4pg", registered]
     row = hyperparams.get("policy_every")
     assert row.algorithms == (registered,) and row.defaults == {registered: 2}
     assert "policy_every" in hyperparams.names(registered)
@@ -98,4 +98,4 @@ def test_a_taken_name_or_a_config_of_another_family_is_refused(registered):
         ALGORITHM = "unrelated"
     with pytest.raises(TypeError, match="must extend DDPGConfig"):
         register_config(Unrelated)
-    assert hyperparams.algorithm_names() == ["ddpg", "td3", registered]
+    assert hyperparams.algorithm_names() == ["ddpg", "td3", "d4pg", registered]

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import ddpg
-from ddpg import DDPG, TD3, DDPGConfig, TD3Config, hyperparams
+from ddpg import D4PG, DDPG, TD3, D4PGConfig, DDPGConfig, TD3Config, hyperparams
 from ddpg.checkpoint import INPUT_NAMES, networks_of
-from ddpg.config import OBJECTS, SAME_NAME, setting
+from ddpg.config import CONFIGS, OBJECTS, SAME_NAME, setting
 from ddpg.experiment import build_parser
 from ddpg.experiment.presets import parse_args_with_preset, preset_names
 from ddpg.kinds import POSITIVE_INT
@@ -23,8 +23,7 @@ from ddpg.strategies import OUStrategy
 
 from helpers import PointEnv
 
-CONFIGS = {"ddpg": DDPGConfig, "td3": TD3Config}
-ALGORITHMS = {"ddpg": DDPG, "td3": TD3}
+ALGORITHMS = {"ddpg": DDPG, "td3": TD3, "d4pg": D4PG}
 
 #: Settings of a small algorithm that trains in a moment.
 SMALL = dict(ctx=mx.cpu(), progress_bar=False, batch_size=4, memory_size=100,
@@ -54,23 +53,27 @@ def parameters(algo):
 # -- the config agrees with the table, the signatures, the flags and the presets ----------
 
 
-@pytest.mark.parametrize("kind", ["ddpg", "td3"])
+@pytest.mark.parametrize("kind", list(CONFIGS))
 def test_every_table_row_is_a_field_with_its_default_and_every_field_a_row(kind):
     assert list(field_defaults(CONFIGS[kind])) == hyperparams.names(kind)
     assert field_defaults(CONFIGS[kind]) == hyperparams.defaults(kind)
 
 
 def test_the_table_is_read_from_the_fields():
-    fields = {field.name: field for field in dataclasses.fields(TD3Config)}
+    assert list(CONFIGS) == ["ddpg", "td3", "d4pg"]
     for row in hyperparams.TABLE:
-        declared = DDPGConfig.__dataclass_fields__.get(row.name, fields[row.name])
+        having = [kind for kind, config_class in CONFIGS.items()
+                  if row.name in config_class.__dataclass_fields__]
+        declared = CONFIGS[having[0]].__dataclass_fields__[row.name]
         assert row.kind is declared.metadata["kind"], row.name
         assert (row.doc, row.help, row.structural) == (
             declared.metadata["doc"], declared.metadata["help"],
             declared.metadata["structural"]), row.name
-        assert row.defaults["td3"] == fields[row.name].default
-        assert row.algorithms == (("ddpg", "td3") if row.name in DDPGConfig.names()
-                                  else ("td3",))
+        assert row.algorithms == tuple(having)
+        assert row.defaults == {kind: CONFIGS[kind].__dataclass_fields__[row.name].default
+                                for kind in having}
+    assert hyperparams.get("policy_delay").defaults == {"ddpg": 1, "td3": 2, "d4pg": 1}
+    assert hyperparams.get("atoms").algorithms == ("d4pg",)
 
 
 def test_a_setting_s_row_defaults_to_its_name_doc_and_default():
@@ -88,28 +91,32 @@ def test_the_signatures_are_the_configs():
     ddpg_signature = inspect.signature(DDPG.__init__).parameters
     assert {name: parameter.default for name, parameter in ddpg_signature.items()
             if name not in OBJECTS + ("self",)} == field_defaults(DDPGConfig)
-    own = {name: parameter.default for name, parameter in
-           inspect.signature(TD3.__init__).parameters.items()
-           if name not in OBJECTS + ("self", "kwargs")}
-    td3 = field_defaults(TD3Config)
-    assert own == {name: td3[name] for name in own}
-    assert DDPG.CONFIG is DDPGConfig and TD3.CONFIG is TD3Config
+    for algorithm, config_class in ((TD3, TD3Config), (D4PG, D4PGConfig)):
+        own = {name: parameter.default for name, parameter in
+               inspect.signature(algorithm.__init__).parameters.items()
+               if name not in OBJECTS + ("self", "kwargs")}
+        defaults = field_defaults(config_class)
+        assert own and own == {name: defaults[name] for name in own}
+        assert algorithm.CONFIG is config_class
+    assert DDPG.CONFIG is DDPGConfig
 
 
 def test_every_field_is_documented():
-    for config_class in (DDPGConfig, TD3Config):
+    for config_class in CONFIGS.values():
         for field in dataclasses.fields(config_class):
             assert field.metadata["doc"], field.name
     for name in DDPGConfig.names():
         assert "\n%s (default " % name in DDPGConfig.__doc__
     for name in ("policy_delay", "target_noise", "target_noise_clip"):
         assert "\n%s (default " % name in TD3Config.__doc__
-    assert {"DDPGConfig", "TD3Config"} <= set(ddpg.__all__)
+    for name in ("atoms", "v_min", "v_max"):
+        assert "\n%s (default " % name in D4PGConfig.__doc__
+    assert {"DDPGConfig", "TD3Config", "D4PGConfig", "D4PG"} <= set(ddpg.__all__)
 
 
 def test_every_hyperparameter_flag_sets_a_field_and_the_parsed_defaults_are_accepted():
     args = vars(build_parser().parse_args([]))
-    fields = set(TD3Config.names())
+    fields = set().union(*(config_class.names() for config_class in CONFIGS.values()))
     rows = hyperparams.by_flag()
     assert {row.name for row in rows.values()} <= fields
     assert set(rows) <= set(args)
@@ -184,6 +191,7 @@ def test_td3s_own_settings_are_refused_with_its_message(name):
     ("ddpg", dict(SMALL)),
     ("ddpg", dict(SMALL, policy_delay=2, n_step=2, qfunc_weight_decay=0.01, start_steps=5)),
     ("td3", dict(SMALL, target_noise=0.3, start_steps=5)),
+    ("d4pg", dict(SMALL, atoms=11, v_min=-5.0, v_max=5.0, n_step=3, start_steps=5)),
 ])
 def test_from_config_trains_the_same_parameters_to_the_bit(kind, settings):
     by_arguments = ALGORITHMS[kind](*objects(kind), **settings)
@@ -215,7 +223,8 @@ def test_from_config_passes_on_the_objects():
 
 
 @pytest.mark.parametrize("kind, config", [("ddpg", TD3Config()), ("td3", DDPGConfig()),
-                                          ("ddpg", dict(SMALL))])
+                                          ("ddpg", dict(SMALL)), ("d4pg", DDPGConfig()),
+                                          ("ddpg", D4PGConfig())])
 def test_from_config_takes_its_own_config_class_only(kind, config):
     with pytest.raises(TypeError, match=r"from_config takes a %s" % CONFIGS[kind].__name__):
         ALGORITHMS[kind].from_config(*objects(kind), config)

@@ -28,6 +28,7 @@ BAD = {
     "in [0, 1]": 1.5,
     "in (0, 1]": 0.0,
     "a finite number": float("nan"),
+    "an integer of at least 2": 1,
     "an MXNet optimizer name": "adamm",
     "a positive integer or None (last epoch only)": 0,
     "a positive number or None": -1.0,
@@ -38,6 +39,7 @@ BAD = {
 #: The kinds that take no bool for a number (the learning rates and the [0, 1] ranges take
 #: True as 1, as they always have).
 REFUSE_BOOLS = {"a positive integer", "a non-negative integer", "a non-negative number",
+                "an integer of at least 2",
                 "a finite number", "a positive integer or None (last epoch only)",
                 "a positive number or None"}
 
@@ -70,7 +72,7 @@ def test_the_checkpoints_lists_follow_the_table():
     assert hyperparams.checkpointed_names("ddpg") == checkpoint.HYPERPARAMETERS
     assert TD3.CHECKPOINT_EXTRA_HYPERPARAMETERS == ("target_noise", "target_noise_clip")
     assert DDPG.CHECKPOINT_EXTRA_HYPERPARAMETERS == ()
-    assert hyperparams.structural_names() == checkpoint.STRUCTURAL_HYPERPARAMETERS
+    assert hyperparams.structural_names("ddpg") == checkpoint.STRUCTURAL_HYPERPARAMETERS
     assert set(hyperparams.structural_names()) <= set(hyperparams.checkpointed_names())
 
 

@@ -310,7 +310,7 @@ def test_beta_is_annealed_from_per_beta_to_one_at_the_run_s_last_transition(monk
     assert min(batch.weights.min() for _, _, _, batch in draws) < 0.9
 
 
-@pytest.mark.parametrize("kind", ["ddpg", "td3"])
+@pytest.mark.parametrize("kind", ["ddpg", "td3", "d4pg"])
 def test_a_prioritised_run_resumes_exactly(kind, tmp_path):
     def build(n_epochs):
         return build_algorithm(kind=kind, env=normalize(CartpoleEnv()), seed=4,

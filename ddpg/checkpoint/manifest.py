@@ -31,9 +31,10 @@ from ddpg.version import __version__
 #: the table of :mod:`ddpg.hyperparams` marks them; an algorithm adds its own in its class's
 #: ``CHECKPOINT_EXTRA_HYPERPARAMETERS``.
 HYPERPARAMETERS = hyperparams.checkpointed_names("ddpg")
-#: Hyperparameters a checkpoint's contents depend on: restoring with other values is an error.
-#: (The others, n_epochs first, may change between runs; differences are logged.)
-STRUCTURAL_HYPERPARAMETERS = hyperparams.structural_names()
+#: DDPG's hyperparameters a checkpoint's contents depend on: restoring with other values is an
+#: error (the others, n_epochs first, may change between runs; differences are logged). An
+#: algorithm's own are marked in its config (:func:`structural_of`).
+STRUCTURAL_HYPERPARAMETERS = hyperparams.structural_names("ddpg")
 
 #: Network options recorded in the manifest (see ddpg.qfuncs.ContinuousMLPQ).
 _NETWORK_OPTIONS = ("activation", "layer_norm", "output_init", "hidden_init")
@@ -46,6 +47,12 @@ def hyperparameters_of(algo):
     those its class declares in ``CHECKPOINT_EXTRA_HYPERPARAMETERS``."""
     extra = tuple(getattr(algo, "CHECKPOINT_EXTRA_HYPERPARAMETERS", ()))
     return HYPERPARAMETERS + tuple(name for name in extra if name not in HYPERPARAMETERS)
+
+
+def structural_of(algo):
+    """The names among :func:`hyperparameters_of` ``algo`` that are structural."""
+    return tuple(name for name in hyperparameters_of(algo)
+                 if name in STRUCTURAL_HYPERPARAMETERS or hyperparams.get(name).structural)
 
 
 def hyperparameter_values(algo):

@@ -13,7 +13,7 @@ import mxnet as mx
 from ddpg.checkpoint import legacy as legacy_checkpoint
 from ddpg.checkpoint import optimizer_state
 from ddpg.checkpoint.format import PICKLED_FORMAT_VERSION, TRUST_HINT
-from ddpg.checkpoint.manifest import STRUCTURAL_HYPERPARAMETERS, hyperparameter_values
+from ddpg.checkpoint.manifest import hyperparameter_values, structural_of
 from ddpg.checkpoint.networks import (layout_difference, network_params, networks_of,
                                       optimised_of)
 from ddpg.checkpoint.reader import CheckpointReader
@@ -131,7 +131,7 @@ _DEPENDS = {"memory_size": "replay memory", "n_step": "replay memory",
 
 def _check_hyperparameters(algo, manifest, path, log):
     saved = manifest["hyperparameters"]
-    for name in STRUCTURAL_HYPERPARAMETERS:
+    for name in structural_of(algo):
         here, there = getattr(algo, name), saved.get(name, UNRECORDED_STRUCTURAL.get(name))
         if isinstance(here, str) and isinstance(there, str):
             here, there = here.lower(), there.lower()

@@ -27,6 +27,7 @@ from ddpg.qfuncs import ContinuousMLPQ
 from ddpg.rendering import choose_mujoco_gl, mujoco_cameras, opengl_problem
 from ddpg.strategies import GaussianStrategy, OUStrategy
 from ddpg.td3 import TD3
+from ddpg.d4pg import D4PG
 
 __all__ = ["ALGORITHMS", "CameraError", "make_env", "check_ctx", "build_env", "check_env_id",
            "prepare_run", "make_strategy", "make_algorithm", "attach_actors"]
@@ -35,7 +36,7 @@ __all__ = ["ALGORITHMS", "CameraError", "make_env", "check_ctx", "build_env", "c
 #: ``--algo`` name -> algorithm class: the registration of an algorithm (its config class
 #: registers its settings, :func:`ddpg.config.register_config`); a test checks that the two
 #: name the same algorithms.
-ALGORITHMS = {"ddpg": DDPG, "td3": TD3}
+ALGORITHMS = {"ddpg": DDPG, "td3": TD3, "d4pg": D4PG}
 
 
 class CameraError(ValueError):

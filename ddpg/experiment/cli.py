@@ -92,7 +92,8 @@ def build_parser(parser_class=argparse.ArgumentParser):
     _add_environment_flags(parser.add_argument_group("environment"))
     algo = parser.add_argument_group("algorithm (DDPG arguments)")
     algo.add_argument("--algo", choices=hyperparams.algorithm_names(), default="ddpg",
-                      help="td3: twin critics, target policy smoothing, delayed updates")
+                      help="td3: twin critics, target policy smoothing, delayed updates; d4pg: a "
+                           "distributional critic (--atoms, --v-min, --v-max)")
     for name in _ALGORITHM_FLAGS:
         add_hyperparameter(algo, name)
     _add_network_flags(parser.add_argument_group("networks"))
@@ -100,6 +101,12 @@ def build_parser(parser_class=argparse.ArgumentParser):
     _add_actor_flags(parser.add_argument_group("distributed collection (Ray actors)"))
     _add_run_flags(parser.add_argument_group("run"))
     _add_logging_flags(parser.add_argument_group("logging and checkpoints"))
+    # the settings of an algorithm registered with its own (ddpg.config.register_config)
+    # that no group above names: in the algorithm group, in the table's order
+    present = {action.dest for action in parser._actions}  # pylint: disable=protected-access
+    for row in hyperparams.TABLE:
+        if row.flag is not None and row.flag not in present:
+            add_hyperparameter(algo, row.name)
     return parser
 
 
