@@ -277,7 +277,7 @@ class DDPG(BatchInputs, NetworkState):
             policy_acts = self.policy.exe.outputs[0]
         # 1-2. y = r + (1 - end) * discount * Q'(s', mu'(s')) with the target networks,
         #      written straight into the Q executor's yval input (the same array)
-        self.target_executor.forward(is_train=False)
+        self._compute_targets()
         ys = self.qfunc.arg_dict["yval"]
 
         # 3. Q update(s). Since policy_executor shares the grad arrays with qfunc, the update
@@ -296,6 +296,11 @@ class DDPG(BatchInputs, NetworkState):
                 soft_update(target.data, online.data, self.soft_target_tau)
 
         self.update_stats.add(q_stats, policy_loss)
+
+    def _compute_targets(self):
+        """Steps 1-2: ``target_executor``'s forward pass, which writes the targets into the
+        Q executor's ``yval`` (its output array). D4PG projects them there afterwards."""
+        self.target_executor.forward(is_train=False)
 
     def _update_critics(self, acts, ys):
         """Step 3 on the batch's ``acts`` and targets ``ys``; returns the update statistics

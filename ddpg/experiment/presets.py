@@ -59,6 +59,33 @@ script and the runs' ``params.json`` agree on what was run.
     (fan-in uniform), 1M steps. Evaluation as the other MuJoCo presets; CleanRL reports the
     training episodes' returns, which ``AverageEsReturn`` records.
 
+``d4pg-halfcheetah``, ``d4pg-walker2d``
+    D4PG (``--algo d4pg``) on ``HalfCheetah-v4`` and ``Walker2d-v4`` with the settings of
+    Acme's D4PG for the gym tasks (``examples/baselines/rl_continuous/run_d4pg.py`` and
+    ``acme/agents/jax/d4pg/config.py``): 51 atoms; the support [-1000, 1000] for Walker2d
+    (Acme's ``vmax`` for gym); Adam 3e-4 for both networks; Gaussian exploration noise of std
+    0.2; 5-step returns; gamma 0.99; batch 256; buffer 1e6; updates from the 1000th
+    transition on, without random warm-up actions; the targets copied every 100 updates
+    (``target_update_period``: ``soft_target_tau`` 1, ``target_update_interval`` 100); the
+    observation and action concatenated at the critic's input. Differences, with their
+    reasons: HalfCheetah's support is [-1500, 1500], by the rule of thumb of Acme's D4PG
+    README (the discounted sum of the largest reward over an episode: about 15 per step times
+    100), because its returns reach 1100 where Walker2d's stay below 500; the networks are
+    our DDPG and TD3 runs' 256-256 ReLU MLPs (``cleanrl-*``), not Acme's 256-256-256
+    LayerNorm MLPs, so that the three algorithms compare on one network, and because MXNet
+    1.9's LayerNorm on the CPU made an update over twice as slow (docs/performance.md); one
+    update per environment step, as the other MuJoCo presets, where Acme's 32 samples per
+    inserted transition (batch 256) are one update per 8 steps of its 4 distributed actors;
+    fan-in uniform hidden layers and U(+-3e-3) output layers (Acme: a near-zero policy
+    output layer). 1000-step episodes; 200 epochs of 5000 steps (1M steps) with 10 evaluation
+    episodes after each.
+
+``d4pg-pendulum``
+    The ``pendulum`` preset (the SB3 zoo's DDPG settings) with D4PG's critic: 51 atoms and
+    5-step returns (the D4PG paper's and Acme's), on the support [-800, 0] that Acme's rule of
+    thumb gives Pendulum's rewards (between -16.3 and 0 a step; discounted at 0.98 over 200
+    steps, -800 at worst). 20,000 steps: a few minutes.
+
 ``fetchreach``, ``fetchpush``
     gymnasium-robotics' ``FetchReach-v4`` and ``FetchPush-v4`` with hindsight experience replay
     and the HER authors' settings (OpenAI Baselines' ``her/experiment/config.py``, one
@@ -190,6 +217,39 @@ PRESETS["cleanrl-halfcheetah"] = dict(_CLEANRL, env="HalfCheetah-v4")
 PRESETS["cleanrl-hopper"] = dict(_CLEANRL, env="Hopper-v4")
 PRESETS["cleanrl-walker2d"] = dict(_CLEANRL, env="Walker2d-v4")
 
+#: D4PG with Acme's settings for the gym MuJoCo tasks (see the module docstring).
+_D4PG_MUJOCO = dict(
+    algo="d4pg",
+    atoms=51,
+    policy_hidden_sizes=[256, 256],
+    qfunc_hidden_sizes=[256, 256],
+    qfunc_action_merge_layer=0,
+    qfunc_lr=3e-4,
+    policy_lr=3e-4,
+    batch_size=256,
+    discount=0.99,
+    n_step=5,
+    memory_size=1000000,
+    memory_start_size=1000,
+    start_steps=0,
+    strategy="gaussian",
+    gaussian_sigma=0.2,
+    soft_target_tau=1.0,
+    target_update_interval=100,
+    hidden_init="fanin",
+    output_init="uniform3e-3",
+    max_path_length=1000,
+    epoch_length=5000,
+    n_epochs=200,
+    eval_samples=10000,
+)
+PRESETS["d4pg-halfcheetah"] = dict(_D4PG_MUJOCO, env="HalfCheetah-v4", v_min=-1500.0,
+                                   v_max=1500.0)
+PRESETS["d4pg-walker2d"] = dict(_D4PG_MUJOCO, env="Walker2d-v4", v_min=-1000.0, v_max=1000.0)
+#: D4PG's distributional critic and 5-step returns on the pendulum preset's settings.
+PRESETS["d4pg-pendulum"] = dict(PRESETS["pendulum"], algo="d4pg", atoms=51, v_min=-800.0,
+                                v_max=0.0, n_step=5)
+
 #: The HER authors' settings (see the module docstring) on the Fetch tasks.
 _FETCH = dict(
     policy_hidden_sizes=[256, 256, 256],
@@ -238,6 +298,9 @@ METADATA = {
     "cleanrl-walker2d": {},
     "fetchreach": {},
     "fetchpush": {},
+    "d4pg-pendulum": {"final_eval_episodes": 750},
+    "d4pg-halfcheetah": {},
+    "d4pg-walker2d": {},
 }
 
 
