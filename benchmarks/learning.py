@@ -16,9 +16,16 @@ Folders and reruns, so that long benchmarks can be stopped and continued:
 * a run that exits successfully gets ``benchmark.json`` (its command, settings, wall time) in its
   folder; a rerun skips such runs unless ``--overwrite``, and warns when the finished run was
   asked for with other settings (``--steps`` or extra flags);
-* a folder without ``benchmark.json`` is an interrupted or failed run: a rerun moves it to
-  ``OUT/TASK/.failed/`` (kept for its logs; dot-folders are ignored by summaries and plots) and
-  starts that seed again from scratch;
+* a folder without ``benchmark.json`` but with a checkpoint (``params/``, saved after every
+  epoch) is an interrupted run: a rerun continues it from that checkpoint to the same number
+  of epochs (``run_ddpg.py --resume params --n-epochs N``; the continued run is the same run,
+  as if never stopped), appending to its ``output.log``; a run asked for with other settings
+  than it was started with is left as it is, with a warning. Each piece's command and wall
+  time are kept in ``benchmark_pieces.json``; an interrupted piece counts until its last
+  checkpoint, and ``benchmark.json`` gives the sum;
+* a folder without ``benchmark.json`` and without a checkpoint is a failed run: a rerun moves
+  it to ``OUT/TASK/.failed/`` (kept for its logs; dot-folders are ignored by summaries and
+  plots) and starts that seed again from scratch;
 * each run's console output goes to ``output.log`` in its folder, next to the example script's
   ``progress.csv``, ``debug.log`` and ``params.json``; the run's working directory is its folder,
   so files an environment drops in the current directory (MuJoCo's ``MUJOCO_LOG.TXT``) stay
@@ -71,6 +78,10 @@ from ddpg.experiment.results import aggregate, mean_std, read_curve, read_rows, 
 RUN_SCRIPT = os.path.join(REPO, "examples", "run_ddpg.py")
 EVALUATE_SCRIPT = os.path.join(REPO, "examples", "evaluate.py")
 MARKER = "benchmark.json"
+#: The pieces a run was trained in (one, unless it was interrupted and continued).
+PIECES = "benchmark_pieces.json"
+#: The checkpoint run_ddpg.py keeps in a run folder (``--log-dir``), relative to it.
+CHECKPOINT = "params"
 FINAL_EVAL = "final_eval.json"
 #: The final evaluation's environment seed is the run's seed plus this: start states that
 #: neither training nor the per-epoch evaluations (seed + 1) have seen.
@@ -152,10 +163,11 @@ def cpu_count():
 class Run(object):
     """One seed of one task: its folder, command and, once started, its process."""
 
-    def __init__(self, task, seed, folder, command, request):
+    def __init__(self, task, seed, folder, command, request, pieces=()):
         self.task, self.seed, self.folder = task, seed, folder
         self.command = command
         self.request = request  # what was asked for, to spot reruns with other settings
+        self.pieces = list(pieces)  # the earlier pieces of a continued run
         self.process = None
         self.log_file = None
         self.started = None
@@ -173,6 +185,7 @@ def plan_task(args, task, extra):
                              % flag)
     settings = run_settings(task, extra)
     n_epochs_flag = []
+    n_epochs = settings.n_epochs
     if args.steps is not None:
         if any(item == "--n-epochs" or item.startswith("--n-epochs=") for item in extra):
             raise SystemExit("give either --steps or --n-epochs after --, not both")
@@ -201,6 +214,13 @@ def plan_task(args, task, extra):
         if os.path.exists(folder):
             if args.overwrite and os.path.exists(marker):
                 shutil.rmtree(folder)
+            elif os.path.exists(os.path.join(folder, CHECKPOINT, "manifest.json")):
+                run = continued_run(args, task, seed, folder, request, n_epochs,
+                                    fresh_command(args, task, seed, folder, n_epochs_flag,
+                                                  extra))
+                if run is not None:
+                    runs.append(run)
+                continue
             else:
                 stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
                 parked = os.path.join(task_dir, FAILED_DIR, "seed_%d-%s" % (seed, stamp))
@@ -208,10 +228,53 @@ def plan_task(args, task, extra):
                 os.rename(folder, parked)
                 log("%s seed %d: unfinished folder moved to %s; starting again"
                     % (task, seed, parked))
-        command = ([args.python, RUN_SCRIPT, "--preset", task, "--seed", str(seed),
-                    "--log-dir", folder, "--no-progress-bar"] + n_epochs_flag + list(extra))
+        command = fresh_command(args, task, seed, folder, n_epochs_flag, extra)
         runs.append(Run(task, seed, folder, command, request))
     return runs
+
+
+def fresh_command(args, task, seed, folder, n_epochs_flag, extra):
+    """The run_ddpg.py command of a run started from scratch."""
+    return ([args.python, RUN_SCRIPT, "--preset", task, "--seed", str(seed), "--log-dir",
+             folder, "--no-progress-bar"] + n_epochs_flag + list(extra))
+
+
+def read_pieces(folder):
+    """The pieces recorded in ``folder`` (``[]`` for a run started before they were)."""
+    path = os.path.join(folder, PIECES)
+    if not os.path.exists(path):
+        return []
+    with open(path) as pieces_file:
+        return json.load(pieces_file)["pieces"]
+
+
+def continued_run(args, task, seed, folder, request, n_epochs, first_command):
+    """The interrupted run in ``folder`` continued from its checkpoint to ``n_epochs``
+    epochs, or None (with a warning) when it was asked for with other settings.
+
+    The interrupted piece's wall time is counted up to its checkpoint's last save (the
+    work after it is done again); a piece without a record, from before the pieces were
+    kept, was ``first_command`` and started when its ``params.json`` was written."""
+    pieces = read_pieces(folder)
+    if pieces and pieces[0]["request"] != request:
+        log("%s seed %d: WARNING: an interrupted run asked for with other settings (%s) is in "
+            "%s; it is left as it is (continue it with those settings, or move it away)"
+            % (task, seed, pieces[0]["request"], folder))
+        return None
+    saved = os.path.getmtime(os.path.join(folder, CHECKPOINT, "manifest.json"))
+    if not pieces:
+        started = os.path.getmtime(os.path.join(folder, "params.json"))
+        pieces = [{"request": request, "command": portable_command(first_command, folder),
+                   "started_at": started}]
+    if pieces[-1].get("wall_time_s") is None:
+        pieces[-1]["wall_time_s"] = max(0.0, saved - pieces[-1]["started_at"])
+    with open(os.path.join(folder, CHECKPOINT, "manifest.json")) as manifest_file:
+        epoch = json.load(manifest_file)["progress"]["epoch"]
+    command = [args.python, RUN_SCRIPT, "--resume", CHECKPOINT, "--n-epochs", str(n_epochs),
+               "--no-progress-bar"]
+    log("%s seed %d: interrupted after epoch %d of %d; continued from its checkpoint"
+        % (task, seed, epoch, n_epochs))
+    return Run(task, seed, folder, command, request, pieces)
 
 
 def start(run, threads):
@@ -220,8 +283,11 @@ def start(run, threads):
     for variable in THREAD_VARIABLES:
         env[variable] = str(threads)
     env["PYTHONUNBUFFERED"] = "1"  # output.log follows the run as it goes
-    run.log_file = open(os.path.join(run.folder, "output.log"), "w")
+    run.log_file = open(os.path.join(run.folder, "output.log"), "a" if run.pieces else "w")
     run.started = time.time()
+    write_json(os.path.join(run.folder, PIECES), {"pieces": run.pieces + [{
+        "request": run.request, "command": portable_command(run.command, run.folder),
+        "started_at": run.started}]})
     run.process = subprocess.Popen(run.command, cwd=run.folder, env=env, stdout=run.log_file,
                                    stderr=subprocess.STDOUT)
     log("%s: started (pid %d, %d thread%s) -> %s" % (run.name, run.process.pid, threads,
@@ -246,18 +312,22 @@ def finish(run, threads):
     run.log_file.close()
     code = run.process.returncode
     if code != 0:
-        log("%s: FAILED (exit %d) after %.0f s; its folder is kept and moved aside on the "
-            "next run. Last lines of %s:" % (run.name, code, wall_time,
-                                              os.path.join(run.folder, "output.log")))
+        log("%s: FAILED (exit %d) after %.0f s; its folder is kept: the next run continues it "
+            "from its checkpoint, or moves it aside when it has none. Last lines of %s:"
+            % (run.name, code, wall_time, os.path.join(run.folder, "output.log")))
         with open(os.path.join(run.folder, "output.log"), errors="replace") as output:
             for line in output.readlines()[-15:]:
                 log("    " + line.rstrip())
         return False
+    pieces = read_pieces(run.folder)
+    pieces[-1]["wall_time_s"] = wall_time
+    write_json(os.path.join(run.folder, PIECES), {"pieces": pieces})
     marker = {
         "request": run.request,
-        "command": portable_command(run.command, run.folder),
+        "command": pieces[0]["command"],
         "threads": threads,
-        "wall_time_s": wall_time,
+        "wall_time_s": sum(piece["wall_time_s"] for piece in pieces),
+        "pieces": len(pieces),
         "started": datetime.datetime.fromtimestamp(run.started).isoformat(timespec="seconds"),
         "finished": datetime.datetime.now().isoformat(timespec="seconds"),
     }
@@ -272,7 +342,8 @@ def execute(runs, parallel, threads):
     """Run ``runs`` with at most ``parallel`` at a time; True when all succeeded.
 
     On Ctrl-C (or any error) the runs still going are stopped, so no orphan keeps training;
-    their folders have no marker and are started again on the next invocation.
+    their folders have no marker and are continued from their checkpoints on the next
+    invocation.
     """
     pending, active, ok = list(runs), [], True
     try:

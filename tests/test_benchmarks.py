@@ -134,6 +134,51 @@ def test_finished_runs_are_skipped_and_summary_reprinted(bench_out):
     assert headline and headline[-1] in only.stdout
 
 
+def progress_rows(folder):
+    with open(os.path.join(folder, "progress.csv")) as f:
+        return [{key: value for key, value in row.items() if key != "Time"}
+                for row in csv.DictReader(f)]
+
+
+def test_an_interrupted_run_is_continued_from_its_checkpoint(bench_out, tmp_path):
+    """A folder with a checkpoint but no marker (here: the run's first epoch, made by
+    run_ddpg.py alone, as a run stopped after it) is continued to the number of epochs
+    asked for, and gives the numbers of the run that was never stopped."""
+    out, _ = bench_out
+    folder = tmp_path / "pendulum" / "seed_1"
+    first = subprocess.run([sys.executable, os.path.join(REPO, "examples", "run_ddpg.py"),
+                            "--preset", "pendulum", "--seed", "1", "--log-dir", str(folder),
+                            "--no-progress-bar", "--n-epochs", "1"] + SMALL,
+                           capture_output=True, text=True, timeout=240)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert len(progress_rows(folder)) == 1
+    (folder / "output.log").write_text("the first piece's output\n")
+    result = bench("--task", "pendulum", "--seeds", "1", "--steps", "400",
+                   "--final-eval-episodes", "0", "--out", str(tmp_path), "--", *SMALL)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "interrupted after epoch 1 of 2; continued from its checkpoint" in result.stdout
+    assert not (tmp_path / "pendulum" / ".failed").exists()
+    assert progress_rows(folder) == progress_rows(os.path.join(out, "pendulum", "seed_1"))
+    with open(folder / "benchmark.json") as f:
+        marker = json.load(f)
+    with open(folder / "benchmark_pieces.json") as f:
+        pieces = json.load(f)["pieces"]
+    assert marker["pieces"] == len(pieces) == 2
+    assert pieces[0]["command"][pieces[0]["command"].index("--preset") + 1] == "pendulum"
+    assert pieces[1]["command"][2:6] == ["--resume", "params", "--n-epochs", "2"]
+    assert all(piece["wall_time_s"] > 0 for piece in pieces)
+    assert marker["wall_time_s"] == pytest.approx(sum(p["wall_time_s"] for p in pieces))
+    with open(folder / "output.log") as f:
+        log = f.read()
+    assert log.startswith("the first piece's output\n") and "epoch #1 | Training started" in log
+    # asked for with other settings: left alone, with a warning
+    os.remove(folder / "benchmark.json")
+    other = bench("--task", "pendulum", "--seeds", "1", "--steps", "600",
+                  "--final-eval-episodes", "0", "--out", str(tmp_path), "--", *SMALL)
+    assert "asked for with other settings" in other.stdout
+    assert len(progress_rows(folder)) == 2
+
+
 def test_plot_writes_a_png(bench_out, tmp_path):
     try:
         import matplotlib  # noqa: F401
