@@ -28,6 +28,7 @@ import argparse
 import csv
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -52,8 +53,9 @@ DEFAULT_RUN = ["--n-epochs", "12", "--epoch-length", "200", "--memory-start-size
                "--no-progress-bar", "--seed", "5"]
 #: progress.csv columns that measure wall-clock time, not the run.
 TIME_COLUMNS = ("Time",)
-#: The line run_ddpg.py logs when training starts (after imports and any restore).
-STARTED = "Training DDPG on"
+#: The line run_ddpg.py logs when training starts (after imports and any restore), for any
+#: algorithm: "Training DDPG on ...", "Training D4PG on ...".
+STARTED = re.compile(r"Training \S+ on ")
 
 
 def build_parser():
@@ -89,7 +91,7 @@ def _wait_started(process, deadline):
         line = process.stdout.readline()
         if not line:
             return False
-        if STARTED in line:
+        if STARTED.search(line):
             return True
     return False
 

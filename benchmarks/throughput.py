@@ -70,22 +70,24 @@ DEFAULT_JAX_PYTHON = os.path.join(REPO, ".venv-jax", "bin", "python")
 SOFT_UPDATE = ddpg_module.soft_update  # the timers wrap it; restored after each timed epoch
 
 
-def make_ours(config, warmup, ctx, mkldnn="auto", seed=0):
+def make_ours(config, warmup, ctx, mkldnn="auto", seed=0, algorithm=DDPG):
+    """Our DDPG (or another algorithm class of the library, with its own defaults
+    otherwise) in ``config``'s sizes, on the contenders' shared settings."""
     _, policy_sizes, q_sizes, merge, batch = CONFIGS[config]
     env = normalize(GymEnv(ENV_ID))
-    algo = DDPG(env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=policy_sizes),
-                qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_sizes, action_merge_layer=merge),
-                strategy=OUStrategy(env.spec, sigma=OU_SIGMA), ctx=ctx, batch_size=batch,
-                n_epochs=1000, epoch_length=warmup, memory_size=MEMORY_SIZE,
-                memory_start_size=warmup, max_path_length=200, qfunc_lr=LEARNING_RATE,
-                policy_lr=LEARNING_RATE, soft_target_tau=TAU, discount=DISCOUNT,
-                eval_interval=None, seed=seed, progress_bar=False,
-                mkldnn=mkldnn)
+    algo = algorithm(
+        env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=policy_sizes),
+        qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_sizes, action_merge_layer=merge),
+        strategy=OUStrategy(env.spec, sigma=OU_SIGMA), ctx=ctx, batch_size=batch,
+        n_epochs=1000, epoch_length=warmup, memory_size=MEMORY_SIZE, memory_start_size=warmup,
+        max_path_length=200, qfunc_lr=LEARNING_RATE, policy_lr=LEARNING_RATE,
+        soft_target_tau=TAU, discount=DISCOUNT, eval_interval=None, seed=seed,
+        progress_bar=False, mkldnn=mkldnn)
     return algo
 
 
-def time_ours(config, warmup, steps, ctx, mkldnn="auto"):
-    algo = make_ours(config, warmup, ctx, mkldnn)
+def time_ours(config, warmup, steps, ctx, mkldnn="auto", algorithm=DDPG):
+    algo = make_ours(config, warmup, ctx, mkldnn, algorithm=algorithm)
     algo.epoch_length = warmup
     _start_training(algo)
     quiet(algo.train_epoch, 0)  # warm-up: fills the memory, no timing

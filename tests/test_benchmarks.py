@@ -592,3 +592,21 @@ def test_a_policy_delay_left_to_the_algorithm_groups_with_its_value(tmp_path, al
     assert sorted(len(paths) for paths in groups.values()) == [1, 2]
     lone, = [paths for paths in groups.values() if len(paths) == 1]
     assert "seed_3" in lone[0]
+
+
+def test_the_algorithm_cost_benchmark_alternates_and_compares_with_the_first(tmp_path):
+    out = tmp_path / "cost.json"
+    result = subprocess.run(
+        [sys.executable, os.path.join(BENCHMARKS, "algorithm_cost.py"), "--algos", "ddpg",
+         "d4pg", "--config", "1", "--rounds", "2", "--steps", "50", "--updates", "20",
+         "--warmup", "100", "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    order = re.findall(r"^round (\d): (\w+) ", result.stdout, re.M)
+    assert order == [("1", "ddpg"), ("1", "d4pg"), ("2", "d4pg"), ("2", "ddpg")]
+    with open(out) as handle:
+        figures = json.load(handle)["algorithms"]
+    ddpg, d4pg = figures["ddpg"], figures["d4pg"]
+    assert ddpg["median_update_ratio"] == 1.0 and len(d4pg["ms_per_update"]) == 2
+    ratios = [a / b for a, b in zip(d4pg["ms_per_update"], ddpg["ms_per_update"])]
+    assert d4pg["median_update_ratio"] == pytest.approx(np.median(ratios))
+    assert "d4pg: median" in result.stdout

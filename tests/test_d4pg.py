@@ -263,3 +263,93 @@ def test_a_plain_critic_keeps_its_one_output():
     env = PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM)
     assert ContinuousMLPQ(env.spec).qval.infer_shape(obs=(2, OBS_DIM), act=(2, ACT_DIM))[1] \
         == [(2, 1)]
+
+
+# -- D4PG with the rest of the library ------------------------------------------------------
+
+
+def test_d4pg_with_hindsight_replay_and_two_environments_resumes_exactly(tmp_path):
+    """HER's relabelled goals, obs-norm and two environments, saved after one epoch and
+    continued in a new algorithm: the same parameters and memory as the run never stopped."""
+    from ddpg.envs import GymEnv
+    from goal_envs import point_goal_env
+
+    def her_run(n_epochs):
+        return build_algorithm(
+            "d4pg", env=GymEnv(point_goal_env(max_episode_steps=10)), seed=3,
+            n_epochs=n_epochs, epoch_length=40, memory_start_size=20, batch_size=8,
+            max_path_length=10, eval_samples=10, her=True, obs_norm=True, n_envs=2,
+            atoms=11, v_min=-10.0, v_max=0.0, strategy=GaussianStrategy)
+    whole = her_run(2)
+    whole.train()
+    first = her_run(1)
+    first.train()
+    first.save(str(tmp_path / "ckpt"))
+    resumed = her_run(2)
+    resumed.restore(str(tmp_path / "ckpt"))
+    resumed.train()
+    for network in networks_of(whole):
+        for name, value in params_of(getattr(whole, network).arg_dict).items():
+            np.testing.assert_array_equal(params_of(getattr(resumed, network).arg_dict)[name],
+                                          value, err_msg=name)
+    size = whole.memory.size
+    np.testing.assert_array_equal(resumed.memory.obss[:size], whole.memory.obss[:size])
+    # the targets are distributions on the goal task's support [-10, 0]
+    ys = whole.qfunc.arg_dict["yval"].asnumpy()
+    np.testing.assert_allclose(ys.sum(axis=1), 1.0, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def d4pg_run(tmp_path_factory):
+    """A short D4PG run of ddpg-train on Pendulum with 2 asynchronous environments, 3-step
+    returns, prioritised replay and a TensorBoard output."""
+    from ddpg import logger
+    from ddpg.experiment.train import main
+    folder = tmp_path_factory.mktemp("d4pg") / "run"
+    logger.reset()
+    algo = main(["--env", "Pendulum-v1", "--algo", "d4pg", "--atoms", "11", "--v-min", "-100",
+                 "--v-max", "0", "--n-step", "3", "--prioritized-replay", "--n-envs", "2",
+                 "--vec-env", "async", "--n-epochs", "2", "--epoch-length", "100",
+                 "--memory-start-size", "50", "--batch-size", "16", "--eval-samples", "50",
+                 "--policy-hidden-sizes", "16", "--qfunc-hidden-sizes", "16", "16",
+                 "--strategy", "gaussian", "--ctx", "cpu", "--no-progress-bar", "--tensorboard",
+                 "--tensorboard-every", "10", "--log-dir", str(folder)])
+    logger.reset()
+    return algo, folder
+
+
+def test_ddpg_train_runs_d4pg_with_its_options_and_tensorboard(d4pg_run):
+    from tb_helpers import assert_events_match_progress, scalars
+    algo, folder = d4pg_run
+    assert isinstance(algo, D4PG) and algo.n_envs == 2 and algo.memory.n_step == 3
+    assert algo.total_env_steps == 200 and algo.itr > 0
+    assert_events_match_progress(str(folder))
+    scalars = scalars(str(folder))
+    assert any("QLoss" in tag for tag in scalars), sorted(scalars)
+    losses = [value for tag, values in scalars.items() if "QLoss" in tag for _, value in values]
+    assert losses and all(np.isfinite(losses))
+
+
+def test_ddpg_evaluate_records_a_video_of_a_d4pg_policy(d4pg_run, tmp_path):
+    from ddpg.experiment import evaluate
+    _, folder = d4pg_run
+    video, stats = tmp_path / "d4pg.gif", tmp_path / "stats.json"
+    evaluate.main([str(folder / "params"), "--episodes", "2", "--max-path-length", "5",
+                   "--video", str(video), "--json", str(stats)])
+    assert video.stat().st_size > 0
+    with open(stats) as handle:
+        assert json.load(handle)["episodes"] == 2
+
+
+def test_ddpg_export_writes_the_d4pg_policy(d4pg_run, tmp_path):
+    """The policy is DDPG's: its export holds the policy's parameters, not the critic's."""
+    from ddpg.experiment import export
+    _, folder = d4pg_run
+    written = export.main([str(folder / "params"), "-o", str(tmp_path / "policy"),
+                           "--format", "mxnet"])
+    names = sorted(os.path.basename(path) for path in written)
+    assert names == ["policy-0000.params", "policy-symbol.json"]
+    saved = mx.nd.load(str(tmp_path / "policy-0000.params"))
+    assert {name.split(":")[1].rsplit("_", 1)[0] for name in saved if "_fc" in name} == {
+        "policy_fc1", "policy_fc2"}
+    assert not any("qfunc" in name for name in saved)

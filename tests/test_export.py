@@ -44,12 +44,15 @@ RUNS = {
     # hindsight replay and --obs-norm, smaller
     "fetchreach": ["--preset", "fetchreach", "--policy-hidden-sizes", "32", "24",
                    "--n-envs", "1"],
+    # D4PG: the policy is DDPG's, whatever the critic
+    "pendulum_d4pg": ["--env", "Pendulum-v1", "--algo", "d4pg", "--atoms", "11", "--v-min",
+                      "-100", "--v-max", "0", "--n-step", "3"],
 }
 #: The modules a run needs, skipped without them.
 NEEDS = {"mujoco": ("mujoco",), "fetchreach": ("mujoco", "gymnasium_robotics")}
 #: Observation and action sizes.
 SIZES = {"pendulum": (3, 1), "pendulum_obs_norm": (3, 1), "mujoco": (17, 6),
-         "fetchreach": (13, 4)}
+         "fetchreach": (13, 4), "pendulum_d4pg": (3, 1)}
 
 
 @pytest.fixture(scope="module")

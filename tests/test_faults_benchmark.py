@@ -31,6 +31,20 @@ def test_killed_and_resumed_run_ends_bit_identical(tmp_path):
     assert figures["parameters_identical"] and figures["progress_rows_identical"]
 
 
+def test_a_killed_d4pg_run_with_n_step_returns_and_priorities_resumes_bit_identical(tmp_path):
+    out = str(tmp_path / "figures.json")
+    result = subprocess.run([sys.executable, BENCH, "--kills", "2", "--seed", "4", "--json",
+                             out, "--"] + TINY_RUN + ["--algo", "d4pg", "--atoms", "11",
+                                                      "--v-min", "-20", "--v-max", "20",
+                                                      "--n-step", "3", "--prioritized-replay"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert "bit-identical: yes" in result.stdout
+    with open(out) as handle:
+        figures = json.load(handle)
+    assert figures["kills_survived"] == 2 and figures["parameters_identical"]
+
+
 def test_resume_drops_progress_rows_after_the_checkpoint(tmp_path):
     path = tmp_path / "progress.csv"
     path.write_text("Epoch,AverageReturn\n0,1.5\n1,2.5\n2,3.5\n3,4")  # the last one cut short

@@ -626,6 +626,27 @@ def test_a_deterministic_run_resumes_exactly(fake_ray, tmp_path):
     assert collector.starts == [0, 0]
 
 
+def test_a_d4pg_run_with_actors_n_step_returns_and_priorities_resumes_exactly(fake_ray,
+                                                                            tmp_path):
+    """D4PG's learner on the actors' chunks: 3-step sums and priorities from its
+    cross-entropies, continued from the checkpoint of its first epoch as the run never
+    stopped. (The checkpoint is the 2-epoch run's own: beta's annealing spans n_epochs.)"""
+    options = dict(kind="d4pg", n_envs=2, start_steps=30, weight_sync_every=70, n_step=3,
+                   prioritized_replay=True, atoms=11, v_min=-50.0, v_max=50.0, n_epochs=2)
+
+    def save_first_epoch(algo, epoch):
+        if epoch == 0:
+            algo.save(str(tmp_path / "ckpt"))
+    whole, _ = train_with_actors(callback=save_first_epoch, **options)
+    resumed, collector = train_with_actors(restore=str(tmp_path / "ckpt"), **options)
+    assert_same_run(whole, resumed)
+    assert collector.starts == [0, 0]
+    assert whole.qfunc.arg_dict["qfunc_qval_weight"].shape[0] == 11
+    # priorities came from the updates' cross-entropies (the initial maximum is 1)
+    assert whole.itr > 0 and whole.memory.max_priority > 1.0
+    np.testing.assert_array_equal(resumed.memory.priorities(), whole.memory.priorities())
+
+
 def test_an_async_run_resumes_with_new_actors(fake_ray, tmp_path):
     train_with_actors(mode="async", n_epochs=1, save=str(tmp_path / "ckpt"))
     resumed, collector = train_with_actors(mode="async", n_epochs=2,
