@@ -40,6 +40,9 @@ The summary (printed, and written to ``OUT/TASK/summary.json``) covers every fin
 folder of the task. Over seeds it gives the mean and population std (ddof 0) of:
 
 * ``final_return``: the last evaluation's AverageReturn (what SB3's zoo and CleanRL report);
+* ``last10_return``: each seed's mean of its final 10 evaluations (all of them when it has
+  fewer), the figure the TD3 authors now recommend: less noisy than the last evaluation,
+  without the optimism of a maximum;
 * ``best_return``: each seed's best evaluation over training;
 * ``max_of_mean_curve``: the maximum over evaluations of the seed-averaged curve, the TD3
   paper's metric ("max average return"), with the step count where it is reached;
@@ -67,6 +70,8 @@ import shutil
 import subprocess
 import sys
 import time
+
+import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)  # run from a checkout without installing
@@ -445,6 +450,7 @@ def seed_result(folder, solved_return=None):
         best = int(returns.argmax())
         result.update({
             "final_return": float(returns[-1]),
+            "last10_return": float(np.mean(returns[-LAST_EVALUATIONS:])),
             "final_epoch": int(epochs[-1]),
             "final_env_steps": int(steps[-1]),
             "best_return": float(returns[best]),
@@ -474,6 +480,9 @@ def seed_result(folder, solved_return=None):
     return result
 
 
+#: The evaluations at the end of a run that ``last10_return`` averages (the TD3 authors'
+#: recommended figure: the mean of the final 10 evaluations).
+LAST_EVALUATIONS = 10
 #: Environment steps at the end of a run whose training episodes ``train_return_last`` averages.
 TRAIN_RETURN_WINDOW = 100000
 
@@ -534,9 +543,10 @@ def summarize_task(task_dir, task):
         results = list(finished.values())
         requests = {json.dumps(r.get("request"), sort_keys=True) for r in results}
         summary["mixed_settings"] = len(requests) > 1
-        for name in ("final_return", "best_return"):
+        for name in ("final_return", "last10_return", "best_return"):
             mean, std = mean_std([r[name] for r in results])
             summary[name] = {"mean": mean, "std": std}
+        summary["last10_return"]["evaluations"] = LAST_EVALUATIONS
         train_returns = [r.get("train_return_last") for r in results]
         if all(value is not None for value in train_returns):
             mean, std = mean_std(train_returns)
@@ -599,10 +609,13 @@ def format_summary(summary):
     wall_text = ("wall n/a" if wall["mean"] is None else
                  "wall %.0f s per seed (mean), %.0f s total" % (wall["mean"], wall["total"]))
     n = len(summary["seeds"])
-    lines = ["%s, %d seed%s: final AverageReturn %.1f +- %.1f | best epoch per seed %.1f +- "
-             "%.1f | max of the mean curve %.1f at %d steps | %s env steps | %s" % (
+    lines = ["%s, %d seed%s: final AverageReturn %.1f +- %.1f | mean of the final %d "
+             "evaluations %.1f +- %.1f | best epoch per seed %.1f +- %.1f | max of the mean "
+             "curve %.1f at %d steps | %s env steps | %s" % (
                  head, n, "" if n == 1 else "s", summary["final_return"]["mean"],
-                 summary["final_return"]["std"], summary["best_return"]["mean"],
+                 summary["final_return"]["std"], LAST_EVALUATIONS,
+                 summary["last10_return"]["mean"], summary["last10_return"]["std"],
+                 summary["best_return"]["mean"],
                  summary["best_return"]["std"], summary["max_of_mean_curve"]["value"],
                  summary["max_of_mean_curve"]["env_steps"], steps_text, wall_text)]
     if "train_return_last" in summary:

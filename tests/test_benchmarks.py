@@ -55,6 +55,9 @@ def test_benchmark_writes_runs_and_summary(bench_out):
     np.testing.assert_allclose(summary["final_return"]["mean"], returns[:, -1].mean())
     np.testing.assert_allclose(summary["final_return"]["std"], returns[:, -1].std())
     np.testing.assert_allclose(summary["best_return"]["mean"], returns.max(axis=1).mean())
+    # two evaluations per seed: the mean of the final 10 is the mean of both
+    np.testing.assert_allclose(summary["last10_return"]["mean"], returns.mean(axis=1).mean())
+    np.testing.assert_allclose(summary["last10_return"]["std"], returns.mean(axis=1).std())
     np.testing.assert_allclose(summary["max_of_mean_curve"]["value"],
                                returns.mean(axis=0).max())
     assert summary["env_steps"] == {"min": 400, "max": 400}
@@ -289,6 +292,19 @@ def test_grouping_by_parent_folder_and_labels(tmp_path):
     labels = [("first seeds", "*seed_1*")]
     assert sorted(group_of(f, labels) for f in files) == [
         "first seeds", "first seeds", "hopper", "pendulum"]
+
+
+def test_the_mean_of_the_final_10_evaluations_leaves_the_earlier_ones_out(tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("learning_bench", BENCH)
+    learning = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(learning)
+    write_csv(str(tmp_path / "progress.csv"),
+              [[epoch, 1000.0 if epoch < 5 else float(epoch), 100 * (epoch + 1)]
+               for epoch in range(15)])
+    result = learning.seed_result(str(tmp_path))
+    assert result["last10_return"] == np.mean(np.arange(5, 15))
+    assert result["final_return"] == 14.0 and result["best_return"] == 1000.0
 
 
 def test_seed_result_finds_the_first_solved_epoch(tmp_path):
