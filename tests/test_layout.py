@@ -15,7 +15,7 @@ EXAMPLE_MODULES = ["ddpg", "td3", "policies", "qfuncs", "replay_mem", "strategie
 CORE_MODULES = ["__init__", "version", "executors", "batch_inputs", "training",
                 "training_state", "training_envs", "transition_storage", "obs_normalizer",
                 "evaluation", "hyperparams", "config", "kinds", "faults", "options", "plain_data",
-                "random_state", "collection", "network_state"]
+                "random_state", "collection", "network_state", "d4pg"]
 COMMANDS = ["plot", "export", "__main__"]  # python -m ddpg.plot / ddpg.export / ddpg
 SUBPACKAGES = ["backend", "checkpoint", "distributed", "envs", "experiment", "logging",
                "rendering", "replay"]
@@ -101,7 +101,7 @@ def test_the_checkpoint_stores_the_algorithm_s_parts_without_importing_the_algor
         if _layer(dotted) == "checkpoint":
             for name in imported_ddpg_modules(path):
                 parts = name.split(".")
-                assert len(parts) < 2 or parts[1] not in ("ddpg", "td3", "experiment"), \
+                assert len(parts) < 2 or parts[1] not in ("ddpg", "td3", "d4pg", "experiment"), \
                     "%s imports %s" % (dotted, name)
 
 

@@ -79,6 +79,7 @@ MODULES = {
     "backend.mxnet_compat": "ddpg/backend/mxnet_compat.py",
     "config": "ddpg/config.py",
     "kinds": "ddpg/kinds.py",
+    "d4pg": "ddpg/d4pg.py",
 }
 
 #: Mutants judged equivalent: name -> (text of the mutated line, why no test can tell it
