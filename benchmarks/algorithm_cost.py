@@ -9,6 +9,9 @@ atoms), fills its replay memory with ``--warmup`` steps, then times
 * ``--steps`` training steps (environment step, acting, storing, one update): steps/s;
 * ``--updates`` calls of the update alone on batches drawn from the memory: ms per update.
 
+An algorithm named with ``+ln`` (``d4pg+ln``) has a LayerNorm in every hidden layer of both
+networks (``--layer-norm``), as Acme's D4PG networks.
+
 The algorithms take turns: ``--rounds`` rounds of one measurement each, in the order given in
 the first round and reversed in the next (ABBA), so that the machine's drift weighs on all
 alike. Prints every measurement, the medians, and each algorithm's median ratio to the first
@@ -16,6 +19,7 @@ one's per round (update time and steps/s); ``--json`` writes them to a file.
 
     python benchmarks/algorithm_cost.py --algos ddpg d4pg --rounds 6
     python benchmarks/algorithm_cost.py --algos ddpg td3 d4pg --config 1 --rounds 2
+    python benchmarks/algorithm_cost.py --algos d4pg d4pg+ln --rounds 4
 """
 import argparse
 import json
@@ -28,6 +32,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LINE = re.compile(r"^(\S+): ([0-9.]+) steps/s, ([0-9.]+) ms per update$", re.M)
+#: The suffix of an algorithm's name that adds LayerNorm to its networks.
+LAYER_NORM = "+ln"
 
 
 def worker(algorithm, config, warmup, steps, updates, threads):
@@ -39,8 +45,10 @@ def worker(algorithm, config, warmup, steps, updates, threads):
     from ddpg import logger
     from ddpg.experiment.build import ALGORITHMS
     logger.set_log_tabular_only(True)
+    name, layer_norm = (algorithm[:-len(LAYER_NORM)], True) if algorithm.endswith(LAYER_NORM) \
+        else (algorithm, False)
     speed, algo = throughput.time_ours(config, warmup, steps, mx.cpu(),
-                                       algorithm=ALGORITHMS[algorithm])
+                                       algorithm=ALGORITHMS[name], layer_norm=layer_norm)
     batches = [algo.memory.sample(algo.batch_size) for _ in range(updates)]
     mx.nd.waitall()
     start = time.perf_counter()

@@ -70,14 +70,17 @@ DEFAULT_JAX_PYTHON = os.path.join(REPO, ".venv-jax", "bin", "python")
 SOFT_UPDATE = ddpg_module.soft_update  # the timers wrap it; restored after each timed epoch
 
 
-def make_ours(config, warmup, ctx, mkldnn="auto", seed=0, algorithm=DDPG):
+def make_ours(config, warmup, ctx, mkldnn="auto", seed=0, algorithm=DDPG, layer_norm=False):
     """Our DDPG (or another algorithm class of the library, with its own defaults
-    otherwise) in ``config``'s sizes, on the contenders' shared settings."""
+    otherwise) in ``config``'s sizes, on the contenders' shared settings; ``layer_norm``: both
+    networks with a LayerNorm in every hidden layer."""
     _, policy_sizes, q_sizes, merge, batch = CONFIGS[config]
     env = normalize(GymEnv(ENV_ID))
     algo = algorithm(
-        env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=policy_sizes),
-        qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_sizes, action_merge_layer=merge),
+        env=env, policy=DeterministicMLPPolicy(env.spec, hidden_sizes=policy_sizes,
+                                               layer_norm=layer_norm),
+        qfunc=ContinuousMLPQ(env.spec, hidden_sizes=q_sizes, action_merge_layer=merge,
+                             layer_norm=layer_norm),
         strategy=OUStrategy(env.spec, sigma=OU_SIGMA), ctx=ctx, batch_size=batch,
         n_epochs=1000, epoch_length=warmup, memory_size=MEMORY_SIZE, memory_start_size=warmup,
         max_path_length=200, qfunc_lr=LEARNING_RATE, policy_lr=LEARNING_RATE,
@@ -86,8 +89,8 @@ def make_ours(config, warmup, ctx, mkldnn="auto", seed=0, algorithm=DDPG):
     return algo
 
 
-def time_ours(config, warmup, steps, ctx, mkldnn="auto", algorithm=DDPG):
-    algo = make_ours(config, warmup, ctx, mkldnn, algorithm=algorithm)
+def time_ours(config, warmup, steps, ctx, mkldnn="auto", algorithm=DDPG, layer_norm=False):
+    algo = make_ours(config, warmup, ctx, mkldnn, algorithm=algorithm, layer_norm=layer_norm)
     algo.epoch_length = warmup
     _start_training(algo)
     quiet(algo.train_epoch, 0)  # warm-up: fills the memory, no timing
