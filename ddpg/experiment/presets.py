@@ -217,32 +217,21 @@ PRESETS["cleanrl-halfcheetah"] = dict(_CLEANRL, env="HalfCheetah-v4")
 PRESETS["cleanrl-hopper"] = dict(_CLEANRL, env="Hopper-v4")
 PRESETS["cleanrl-walker2d"] = dict(_CLEANRL, env="Walker2d-v4")
 
-#: D4PG with Acme's settings for the gym MuJoCo tasks (see the module docstring).
+#: D4PG with Acme's settings for the gym MuJoCo tasks, on the ``cleanrl-*`` runs' networks
+#: (see the module docstring).
 _D4PG_MUJOCO = dict(
+    _CLEANRL,
     algo="d4pg",
     atoms=51,
-    policy_hidden_sizes=[256, 256],
-    qfunc_hidden_sizes=[256, 256],
-    qfunc_action_merge_layer=0,
-    qfunc_lr=3e-4,
-    policy_lr=3e-4,
-    batch_size=256,
-    discount=0.99,
     n_step=5,
-    memory_size=1000000,
     memory_start_size=1000,
     start_steps=0,
-    strategy="gaussian",
     gaussian_sigma=0.2,
     soft_target_tau=1.0,
     target_update_interval=100,
-    hidden_init="fanin",
     output_init="uniform3e-3",
-    max_path_length=1000,
-    epoch_length=5000,
-    n_epochs=200,
-    eval_samples=10000,
 )
+del _D4PG_MUJOCO["policy_delay"]  # D4PG's own: every update
 PRESETS["d4pg-halfcheetah"] = dict(_D4PG_MUJOCO, env="HalfCheetah-v4", v_min=-1500.0,
                                    v_max=1500.0)
 PRESETS["d4pg-walker2d"] = dict(_D4PG_MUJOCO, env="Walker2d-v4", v_min=-1000.0, v_max=1000.0)
