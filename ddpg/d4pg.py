@@ -7,17 +7,18 @@ options here, on any algorithm: N-step returns (``n_step``), prioritised replay
 (``prioritized_replay``) and parallel actors (``--ray-actors``, ``n_envs``); the ``d4pg-*``
 presets set them as the paper and Acme do.
 
-``D4PG`` keeps DDPG's design whole: flat parameter buffers, one ``target_executor`` writing the
-targets straight into the critic's ``yval`` input, and the policy executor bound on the critic's
-own argument *and gradient* arrays. What changes:
+``D4PG`` keeps DDPG's design whole: flat parameter buffers, one ``target_executor`` writing into
+the critic's ``yval`` input, and the policy executor bound on the critic's own argument *and
+gradient* arrays. What changes:
 
 - **The critic** (:class:`ddpg.qfuncs.CategoricalMLPQ`): its last layer ``qfunc_qval`` gives
   one logit per atom, ``p = softmax(logits)``; its value ``Q = sum(p * z)`` is the expected
   return.
-- **The target** is a distribution: the target critic's ``p'`` at ``(s', mu'(s'))``, moved to
-  ``r + (1 - end) * discount^N * z`` and projected back onto the support
-  (:class:`CategoricalProjection`, on the host, into the critic's ``yval``). A moved atom outside ``[v_min, v_max]`` counts at the nearest
-  bound; one between two atoms is split between them in proportion to its distance.
+- **The target** is a distribution: the target critic's ``p'`` at ``(s', mu'(s'))``, which
+  ``target_executor`` writes into ``yval``, moved to ``r + (1 - end) * discount^N * z`` and
+  projected back onto the support there (:class:`CategoricalProjection`, on the host). A
+  moved atom outside ``[v_min, v_max]`` counts at the nearest bound; one between two atoms is
+  split between them in proportion to its distance.
 - **The critic's loss** is the cross-entropy ``-sum(y * log_softmax(logits))`` per transition
   (times its importance weight under prioritised replay), averaged over the batch
   (:func:`cross_entropy`). The per-transition cross-entropy is the Q executor's fourth output

@@ -64,17 +64,18 @@ script and the runs' ``params.json`` agree on what was run.
     Acme's D4PG for the gym tasks (``examples/baselines/rl_continuous/run_d4pg.py`` and
     ``acme/agents/jax/d4pg/config.py``): 51 atoms; the support [-1000, 1000] for Walker2d
     (Acme's ``vmax`` for gym); Adam 3e-4 for both networks; Gaussian exploration noise of std
-    0.2; 5-step returns; gamma 0.99; batch 256; buffer 1e6; updates from the 1000th
-    transition on, without random warm-up actions; the targets copied every 100 updates
-    (``target_update_period``: ``soft_target_tau`` 1, ``target_update_interval`` 100); the
-    observation and action concatenated at the critic's input. Differences, with their
-    reasons: HalfCheetah's support is [-1500, 1500], by the rule of thumb of Acme's D4PG
-    README (the discounted sum of the largest reward over an episode: about 15 per step times
-    100), because its returns reach 1100 where Walker2d's stay below 500; the networks are
-    our DDPG and TD3 runs' 256-256 ReLU MLPs (``cleanrl-*``), not Acme's 256-256-256
-    LayerNorm MLPs, so that the three algorithms compare on one network, and because MXNet
-    1.9's LayerNorm on the CPU made an update over twice as slow (docs/performance.md); one
-    update per environment step, as the other MuJoCo presets, where Acme's 32 samples per
+    0.2; 5-step returns; gamma 0.99; batch 256; buffer 1e6; the targets copied every 100
+    updates (``target_update_period``: ``soft_target_tau`` 1, ``target_update_interval``
+    100); the observation and action concatenated at the critic's input. Differences, with
+    their reasons: HalfCheetah's support is [-1500, 1500], by the rule of thumb of Acme's
+    D4PG README (the discounted sum of the largest reward over an episode: about 15 per step
+    times 100), because its returns reach 1100 where Walker2d's stay below 500; the networks,
+    the warm-up and the update rate are those of our DDPG and TD3 runs (``cleanrl-*``), so
+    that the three algorithms compare on one network and the same first data: 256-256 ReLU
+    MLPs, not Acme's 256-256-256 LayerNorm MLPs (MXNet 1.9's LayerNorm on the CPU also makes
+    an update about twice as slow, docs/performance.md); 25,000 uniformly random actions
+    before the first update (TD3's), where Acme acts with its noisy policy and updates from
+    the 1000th transition; one update per environment step, where Acme's 32 samples per
     inserted transition (batch 256) are one update per 8 steps of its 4 distributed actors;
     fan-in uniform hidden layers and U(+-3e-3) output layers (Acme: a near-zero policy
     output layer). 1000-step episodes; 200 epochs of 5000 steps (1M steps) with 10 evaluation
@@ -224,8 +225,6 @@ _D4PG_MUJOCO = dict(
     algo="d4pg",
     atoms=51,
     n_step=5,
-    memory_start_size=1000,
-    start_steps=0,
     gaussian_sigma=0.2,
     soft_target_tau=1.0,
     target_update_interval=100,
