@@ -58,6 +58,13 @@ RUNS = {
                      "--n-epochs", "2",
                      "--epoch-length", "300", "--memory-start-size", "200",
                      "--max-path-length", "100", "--eval-samples", "200", "--seed", "7"],
+    # D4PG: the categorical projection on the host (numpy's bincount and float64 positions),
+    # cross-entropy priorities, n-step returns
+    "pendulum-d4pg": ["--env", "Pendulum-v1", "--algo", "d4pg", "--atoms", "21", "--v-min",
+                      "-300", "--v-max", "0", "--n-step", "3", "--prioritized-replay",
+                      "--strategy", "gaussian", "--start-steps", "100", "--batch-size", "32",
+                      "--n-epochs", "2", "--epoch-length", "300", "--memory-start-size", "200",
+                      "--max-path-length", "100", "--eval-samples", "200", "--seed", "8"],
     # MuJoCo through gymnasium-robotics: hindsight relabelling, the float64 observation
     # statistics of --obs-norm, the action penalty, random actions
     "fetchreach-her": ["--preset", "fetchreach", "--n-epochs", "2", "--epoch-length", "200",
