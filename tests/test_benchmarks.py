@@ -626,3 +626,14 @@ def test_the_algorithm_cost_benchmark_alternates_and_compares_with_the_first(tmp
     ratios = [a / b for a, b in zip(d4pg["ms_per_update"], ddpg["ms_per_update"])]
     assert d4pg["median_update_ratio"] == pytest.approx(np.median(ratios))
     assert "d4pg: median" in result.stdout
+
+
+def test_the_projection_benchmark_times_both_ways_and_checks_they_agree():
+    result = subprocess.run(
+        [sys.executable, os.path.join(BENCHMARKS, "projection.py"), "--batch", "8", "--atoms",
+         "5", "--rounds", "2", "--calls", "3"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    agree = float(re.search(r"the two agree to (\S+)", result.stdout).group(1))
+    assert agree < 1e-5
+    for name in ("NumPy on the host", "MXNet symbols"):
+        assert re.search(r"^%s.* [0-9.]+ ms per projection" % name, result.stdout, re.M)
