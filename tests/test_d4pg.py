@@ -353,3 +353,18 @@ def test_ddpg_export_writes_the_d4pg_policy(d4pg_run, tmp_path):
     assert {name.split(":")[1].rsplit("_", 1)[0] for name in saved if "_fc" in name} == {
         "policy_fc1", "policy_fc2"}
     assert not any("qfunc" in name for name in saved)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--atoms", "11"], "--atoms applies to --algo d4pg, and this run is --algo ddpg: add "
+                        "--algo d4pg, or leave --atoms out"),
+    (["--algo", "td3", "--v-max", "5"], "--v-max applies to --algo d4pg, and this run is "
+                                        "--algo td3"),
+    (["--algo", "d4pg", "--target-noise", "0.1"], "--target-noise applies to --algo td3"),
+])
+def test_a_flag_of_another_algorithm_is_an_error_not_ignored(argv, message):
+    from ddpg.experiment.build import prepare_run
+    from ddpg.experiment.script import UsageError
+    with pytest.raises(UsageError) as error:
+        prepare_run(argv + ["--no-log-dir", "--ctx", "cpu"])
+    assert str(error.value).startswith(message)

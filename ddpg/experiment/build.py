@@ -14,7 +14,7 @@ from ddpg import DDPG, hyperparams
 from ddpg.backend.context import num_gpus
 from ddpg.envs import CartpoleEnv, GymEnv, normalize
 from ddpg.errors import CheckpointError
-from ddpg.experiment.cli import build_parser, usage_error
+from ddpg.experiment.cli import build_parser, explicit_flags, usage_error
 from ddpg.experiment.config import args_from_config
 from ddpg.experiment.presets import parse_args_with_preset
 from ddpg.experiment.resume import INVOCATION_FLAGS, resumed_args
@@ -138,6 +138,7 @@ def prepare_run(argv):
     if args.resume:
         args = resumed_args(args, argv)
     else:
+        _check_algorithm_flags(args, argv)
         _check_max_path_length(args)
         if not args.no_log_dir and not args.log_dir:
             # a run of hours that saves nothing is a trap: the example's behaviour is a flag
@@ -162,6 +163,18 @@ def prepare_run(argv):
         except CheckpointError as error:
             raise UsageError("--resume %s: %s" % (args.resume, error)) from error
     return args, env, max_path_length, algo
+
+
+def _check_algorithm_flags(args, argv):
+    """A flag of a setting that only other algorithms take (``--atoms`` without ``--algo
+    d4pg``) is a :class:`UsageError`: the run would ignore it."""
+    given = explicit_flags(argv)
+    for row in hyperparams.TABLE:
+        if row.flag in given and args.algo not in row.algorithms:
+            flag = "--" + row.flag.replace("_", "-")
+            raise UsageError("%s applies to --algo %s, and this run is --algo %s: add --algo "
+                             "%s, or leave %s out" % (flag, " or ".join(row.algorithms),
+                                                      args.algo, row.algorithms[0], flag))
 
 
 def _check_max_path_length(args):
