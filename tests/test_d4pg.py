@@ -199,8 +199,30 @@ def test_a_critic_on_another_support_is_refused():
     with pytest.raises(ValueError, match="support .*atoms=11.* is not D4PG's .*atoms=51"):
         D4PG(env, build_algorithm().policy, critic, GaussianStrategy(env.spec), ctx=mx.cpu(),
              progress_bar=False)
-    with pytest.raises(ValueError, match="D4PG needs a CategoricalMLPQ"):
+    with pytest.raises(ValueError) as error:
         D4PG(env, build_algorithm().policy, object(), GaussianStrategy(env.spec), ctx=mx.cpu())
+    assert str(error.value) == ("D4PG needs a CategoricalMLPQ, or a ContinuousMLPQ whose "
+                                "layout it takes, as qfunc; got a object")
+
+
+def test_the_projection_takes_rewards_and_discounts_as_columns_or_flat():
+    rng = np.random.RandomState(5)
+    rewards, discounts = rng.normal(size=6), rng.uniform(size=6)
+    probabilities = rng.dirichlet(np.ones(5), size=6)
+    projection = CategoricalProjection(5, -2.0, 2.0, 6)
+    np.testing.assert_array_equal(projection(rewards, discounts, probabilities),
+                                  projection(rewards.reshape(-1, 1), discounts.reshape(-1, 1),
+                                             probabilities))
+
+
+def test_d4pg_takes_the_evaluation_environment_and_the_logger_it_is_given():
+    from ddpg.logger import Logger
+    env, eval_env, logger = (PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM),
+                             PointEnv(obs_dim=OBS_DIM, act_dim=ACT_DIM), Logger())
+    template = build_algorithm(env=env)
+    algo = D4PG(env, template.policy, template.qfunc, GaussianStrategy(env.spec),
+                eval_env=eval_env, logger=logger, ctx=mx.cpu(), progress_bar=False)
+    assert algo.eval_env is eval_env and algo.logger is logger
 
 
 def test_a_categorical_critic_on_the_same_support_is_used_as_given():
