@@ -42,6 +42,8 @@ SCRIPTS = {
     "benchmarks/replay_sampling.py": ["benchmarks/replay_sampling.py"],
     "benchmarks/rendering.py": ["benchmarks/rendering.py"],
     "benchmarks/compare_revisions.py": ["benchmarks/compare_revisions.py"],
+    "benchmarks/algorithm_cost.py": ["benchmarks/algorithm_cost.py"],
+    "benchmarks/projection.py": ["benchmarks/projection.py"],
     "tools/mutation.py": ["tools/mutation.py"],
     "ddpg.experiment.plot": ["-m", "ddpg.plot"],
     "ddpg.experiment.export": ["-m", "ddpg.export"],
