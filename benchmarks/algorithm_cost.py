@@ -40,8 +40,8 @@ def worker(algorithm, config, warmup, steps, updates, threads):
     """Measure ``algorithm`` in this process; prints one LINE."""
     os.environ["OMP_NUM_THREADS"] = str(threads)
     sys.path.insert(0, HERE)
+    import throughput  # imports ddpg first: MXNet under current numpy needs its stand-ins
     import mxnet as mx
-    import throughput
     from ddpg import logger
     from ddpg.experiment.build import ALGORITHMS
     logger.set_log_tabular_only(True)
@@ -63,7 +63,11 @@ def measure(algorithm, args):
     command = [sys.executable, os.path.abspath(__file__), "--worker", algorithm,
                "--config", args.config, "--warmup", str(args.warmup), "--steps",
                str(args.steps), "--updates", str(args.updates), "--threads", str(args.threads)]
-    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    finished = subprocess.run(command, capture_output=True, text=True)
+    if finished.returncode != 0:
+        raise SystemExit("the measurement of %s failed:\n%s" % (algorithm,
+                                                                 finished.stderr[-3000:]))
+    output = finished.stdout
     match = LINE.search(output)
     if match is None or match.group(1) != algorithm:
         raise SystemExit("no measurement of %s in its output:\n%s" % (algorithm, output))
