@@ -103,8 +103,9 @@ class CategoricalProjection(object):
 
     The projection runs on the host, two ``np.bincount`` calls over the batch's
     (batch * atoms) moved atoms. As MXNet symbols it needs a (batch, atoms, atoms) table of
-    shares (there is no scatter-add operator), which on the CPU took 2.7 ms of an update
-    against 0.6 ms here (docs/performance.md).
+    shares (MXNet 1.9 has no scatter-add operator), which at 51 atoms and batch 256 is about
+    five times slower on the CPU, the copies to and from the host included
+    (``benchmarks/projection.py``, docs/performance.md).
     """
 
     def __init__(self, atoms, v_min, v_max, batch_size):
