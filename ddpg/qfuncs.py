@@ -217,9 +217,14 @@ def check_support(atoms, v_min, v_max):
     for name, value in (("v_min", v_min), ("v_max", v_max)):
         if isinstance(value, bool) or not math.isfinite(value):
             raise ValueError("%s must be a finite number, got %r" % (name, value))
+    check_support_order(v_min, v_max)
+    return int(atoms), float(v_min), float(v_max)
+
+
+def check_support_order(v_min, v_max):
+    """``ValueError`` unless ``v_min < v_max``: the relation no single setting's range checks."""
     if not v_min < v_max:
         raise ValueError("v_min (%r) must be below v_max (%r)" % (v_min, v_max))
-    return int(atoms), float(v_min), float(v_max)
 
 
 def _check_gradient_free(symbol, inputs):
