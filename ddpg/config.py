@@ -316,7 +316,7 @@ def check_range(config_class, name, value):
 def check_relations(values):
     """Raise ``ValueError`` for the settings among ``values`` (``{name: value}``, in range)
     that do not fit together: the replay memory's sizes, an epoch's steps and the
-    environments stepped together."""
+    environments stepped together, a categorical critic's bounds."""
     if {"batch_size", "memory_size", "memory_start_size"} <= set(values):
         _check_memory_sizes(values["batch_size"], values["memory_size"],
                             values["memory_start_size"])
@@ -324,6 +324,9 @@ def check_relations(values):
         raise ValueError("epoch_length (%d) must be a multiple of n_envs (%d): an epoch steps "
                          "every environment equally often"
                          % (values["epoch_length"], values["n_envs"]))
+    if {"v_min", "v_max"} <= set(values) and not values["v_min"] < values["v_max"]:
+        raise ValueError("v_min (%r) must be below v_max (%r)"
+                         % (values["v_min"], values["v_max"]))
 
 
 def _check_memory_sizes(batch_size, memory_size, memory_start_size):

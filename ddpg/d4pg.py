@@ -40,7 +40,7 @@ from ddpg.config import DDPGConfig, check_range, documented, register_config, se
 from ddpg.ddpg import DDPG
 from ddpg.executors import CriticLoss
 from ddpg.kinds import FINITE, Kind
-from ddpg.qfuncs import CategoricalMLPQ, ContinuousMLPQ, check_support_order
+from ddpg.qfuncs import CategoricalMLPQ, ContinuousMLPQ
 
 __all__ = ["D4PG", "D4PGConfig", "ATOMS", "CategoricalProjection", "cross_entropy",
            "categorical_critic"]
@@ -67,10 +67,10 @@ class D4PGConfig(DDPGConfig):
     ALGORITHM = "d4pg"
 
     def validate(self):
-        """The support's settings (each by its kind, then ``v_min < v_max``), then DDPG's."""
+        """The support's settings by their kinds, then DDPG's checks (whose relations include
+        ``v_min < v_max``)."""
         for name in ("atoms", "v_min", "v_max"):
             check_range(D4PGConfig, name, getattr(self, name))
-        check_support_order(self.v_min, self.v_max)
         super().validate()
 
 

@@ -14,6 +14,7 @@ from ddpg.backend.flat import copy_into
 from ddpg.backend.initializers import (DEFAULT_HIDDEN_INIT, DEFAULT_OUTPUT_INIT,
                                       make_initializer)
 from ddpg.backend.mxnet_log import filters_mxnet_info
+from ddpg.config import check_relations
 from ddpg.executors import bind_network
 from ddpg.utils import (DEFAULT_ACTIVATION, DEFAULT_QFUNC_ACTION_MERGE_LAYER,
                         DEFAULT_QFUNC_HIDDEN_SIZES, define_qfunc)
@@ -217,14 +218,8 @@ def check_support(atoms, v_min, v_max):
     for name, value in (("v_min", v_min), ("v_max", v_max)):
         if isinstance(value, bool) or not math.isfinite(value):
             raise ValueError("%s must be a finite number, got %r" % (name, value))
-    check_support_order(v_min, v_max)
+    check_relations({"v_min": v_min, "v_max": v_max})
     return int(atoms), float(v_min), float(v_max)
-
-
-def check_support_order(v_min, v_max):
-    """``ValueError`` unless ``v_min < v_max``: the relation no single setting's range checks."""
-    if not v_min < v_max:
-        raise ValueError("v_min (%r) must be below v_max (%r)" % (v_min, v_max))
 
 
 def _check_gradient_free(symbol, inputs):

@@ -154,6 +154,12 @@ def test_the_replay_memory_sizes_must_fit_together(values, message):
     hyperparams.check(dict(values, batch_size=4, memory_size=100, memory_start_size=0))
 
 
+def test_a_categorical_critic_s_bounds_must_be_in_order():
+    with pytest.raises(ValueError, match=r"v_min \(2.0\) must be below v_max \(1.0\)"):
+        hyperparams.check(dict(v_min=2.0, v_max=1.0))
+    hyperparams.check(dict(v_min=-1.0, v_max=1.0))
+
+
 @pytest.mark.parametrize("name", preset_names())
 def test_every_presets_hyperparameters_are_in_range(name):
     hyperparams.check_flag_values(PRESETS[name])
