@@ -90,3 +90,24 @@ def test_the_legend_of_three_long_named_runs_lies_below_the_axes_inside_the_imag
     finally:
         monkeypatch.undo()
         pyplot.close(figure)
+
+
+def test_each_reference_line_has_a_style_of_its_own(tmp_path, monkeypatch):
+    pyplot = plot.import_pyplot()
+    kept = []
+    monkeypatch.setattr(pyplot, "close", kept.append)
+    hlines = [("line %d" % index, float(index)) for index in range(5)]
+    plot.plot_curves(write_runs(str(tmp_path / "runs")), str(tmp_path / "curves.png"),
+                     hlines=hlines, log=lambda message: None)
+    figure, = kept
+    try:
+        axes, = figure.axes
+        drawn = [line for line in axes.get_lines() if line.get_label().startswith("line ")]
+        assert [line.get_ydata()[0] for line in drawn] == [0.0, 1.0, 2.0, 3.0, 4.0]
+        styles = [(line.get_color(), line.get_linestyle()) for line in drawn]
+        assert len(set(styles)) == 5
+        curve_colors = {line.get_color() for line in axes.get_lines()
+                        if not line.get_label().startswith("line ")}
+        assert not curve_colors & {color for color, _ in styles}
+    finally:
+        pyplot.close(figure)

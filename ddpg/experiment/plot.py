@@ -76,6 +76,13 @@ def _legend_below(figure, axes):
                   frameon=False)
 
 
+#: The reference lines' (colour, line style) pairs, in --hline order: grey, olive and cyan
+#: (the curves take the colour cycle's first seven), dashed, then dotted, then dash-dotted, so
+#: that up to nine published figures in one plot stay told apart.
+REFERENCE_STYLES = [(color, linestyle) for linestyle in ("--", ":", "-.")
+                    for color in ("C7", "C8", "C9")]
+
+
 def plot_curves(paths, output, key="AverageReturn", x="TotalEnvSteps", title=None,
                 labels=(), hlines=(), log=print):
     """Draw the groups found under ``paths`` into the image file ``output``.
@@ -117,7 +124,8 @@ def plot_curves(paths, output, key="AverageReturn", x="TotalEnvSteps", title=Non
             raise ValueError("none of the runs under %s has a %s value"
                              % (", ".join(paths), key))
         for index, (name, value) in enumerate(hlines):
-            axes.axhline(value, linestyle="--", linewidth=1, color="C%d" % (7 + index % 3),
+            color, linestyle = REFERENCE_STYLES[index % len(REFERENCE_STYLES)]
+            axes.axhline(value, linestyle=linestyle, linewidth=1, color=color,
                          label="%s (%g)" % (name, value))
         axes.set_xlabel("environment steps" if x == "TotalEnvSteps" else x)
         axes.set_ylabel(key + (" (mean ± std over seeds)"
