@@ -110,4 +110,5 @@ def test_each_reference_line_has_a_style_of_its_own(tmp_path, monkeypatch):
                         if not line.get_label().startswith("line ")}
         assert not curve_colors & {color for color, _ in styles}
     finally:
+        monkeypatch.undo()
         pyplot.close(figure)
