@@ -2,7 +2,9 @@
 
 Every test must leave the folder pytest runs in (and tests/) as it found it: a library or a
 script that writes files nobody asked for (MuJoCo's MUJOCO_LOG.TXT, a stray GIF or log) fails
-the test that did it.
+the test that did it. Nor may a test leave the rendering backend's variables behind: the
+backend chosen in-process (``MUJOCO_GL=osmesa`` on a machine without OSMesa) would otherwise
+reach every later test's subprocesses, where importing gymnasium-robotics then fails.
 """
 import os
 
@@ -40,3 +42,18 @@ def leaves_the_working_folder_clean():
            if after[folder] - before[folder]}
     if new:
         pytest.fail("the test wrote files into the working folder: %s" % new)
+
+
+#: The process environment variables ddpg.rendering.choose_mujoco_gl sets before rendering.
+RENDERING_VARIABLES = ("MUJOCO_GL", "PYOPENGL_PLATFORM", "SDL_VIDEODRIVER")
+
+
+@pytest.fixture(autouse=True)
+def restores_the_rendering_variables():
+    before = {name: os.environ.get(name) for name in RENDERING_VARIABLES}
+    yield
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
